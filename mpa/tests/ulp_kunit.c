@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the "mpa" TCP ULP: attaching to real kernel TCP sockets
+ * over loopback, IPv4 and IPv6.
+ */
+#include <kunit/test.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/module.h>
+#include <linux/net.h>
+#include <linux/delay.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "mpa.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+struct mpa_test_pair {
+	struct socket *listener;
+	struct socket *client;
+	struct socket *server;
+};
+
+static int mpa_test_attach(struct socket *sock)
+{
+	static const char name[] = "mpa";
+
+	return sock->ops->setsockopt(sock, SOL_TCP, TCP_ULP,
+				     KERNEL_SOCKPTR(name), sizeof(name) - 1);
+}
+
+static void mpa_test_release(struct socket **sock)
+{
+	if (*sock) {
+		sock_release(*sock);
+		*sock = NULL;
+	}
+}
+
+static void mpa_test_pair_exit(void *data)
+{
+	struct mpa_test_pair *p = data;
+
+	mpa_test_release(&p->client);
+	mpa_test_release(&p->server);
+	mpa_test_release(&p->listener);
+}
+
+/* A listener on the loopback address of @family, bound to a free port. */
+static struct socket *mpa_test_listener(struct kunit *test, int family,
+					struct sockaddr_storage *addr)
+{
+	struct socket *sock;
+	int len;
+
+	KUNIT_ASSERT_EQ(test, 0, sock_create_kern(&init_net, family, SOCK_STREAM,
+						  IPPROTO_TCP, &sock));
+	memset(addr, 0, sizeof(*addr));
+	if (family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)addr;
+
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)addr;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = in6addr_loopback;
+		len = sizeof(*sin6);
+	}
+	KUNIT_ASSERT_EQ(test, 0, kernel_bind(sock, (struct sockaddr *)addr, len));
+	KUNIT_ASSERT_EQ(test, 0, kernel_listen(sock, 4));
+	KUNIT_ASSERT_GT(test, kernel_getsockname(sock, (struct sockaddr *)addr), 0);
+	return sock;
+}
+
+static struct mpa_test_pair *mpa_test_pair_new(struct kunit *test, int family)
+{
+	struct sockaddr_storage addr;
+	struct mpa_test_pair *p;
+	int len;
+
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, mpa_test_pair_exit, p));
+
+	p->listener = mpa_test_listener(test, family, &addr);
+	len = family == AF_INET ? sizeof(struct sockaddr_in) :
+				  sizeof(struct sockaddr_in6);
+	KUNIT_ASSERT_EQ(test, 0, sock_create_kern(&init_net, family, SOCK_STREAM,
+						  IPPROTO_TCP, &p->client));
+	KUNIT_ASSERT_EQ(test, 0, kernel_connect(p->client, (struct sockaddr *)&addr,
+						len, 0));
+	KUNIT_ASSERT_EQ(test, 0, kernel_accept(p->listener, &p->server, 0));
+	return p;
+}
+
+static int mpa_test_refs(void)
+{
+	return module_refcount(mpa_ulp_ops.owner);
+}
+
+static bool mpa_test_attached(struct socket *sock)
+{
+	return inet_csk(sock->sk)->icsk_ulp_ops == &mpa_ulp_ops &&
+	       mpa_sk(sock->sk) && mpa_sk(sock->sk)->sk == sock->sk;
+}
+
+static void mpa_test_attach_both(struct kunit *test, int family)
+{
+	struct mpa_test_pair *p = mpa_test_pair_new(test, family);
+	int refs = mpa_test_refs();
+
+	KUNIT_EXPECT_EQ(test, 0, mpa_test_attach(p->client));
+	KUNIT_EXPECT_EQ(test, 0, mpa_test_attach(p->server));
+	KUNIT_EXPECT_TRUE(test, mpa_test_attached(p->client));
+	KUNIT_EXPECT_TRUE(test, mpa_test_attached(p->server));
+	/* Each attached socket pins the module. */
+	KUNIT_EXPECT_EQ(test, refs + 2, mpa_test_refs());
+}
+
+static void mpa_ulp_attach_ipv4(struct kunit *test)
+{
+	mpa_test_attach_both(test, AF_INET);
+}
+
+static void mpa_ulp_attach_ipv6(struct kunit *test)
+{
+	mpa_test_attach_both(test, AF_INET6);
+}
+
+static void mpa_ulp_attach_twice(struct kunit *test)
+{
+	struct mpa_test_pair *p = mpa_test_pair_new(test, AF_INET);
+	struct mpa_sock *msk;
+	int refs;
+
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_attach(p->client));
+	msk = mpa_sk(p->client->sk);
+	refs = mpa_test_refs();
+	KUNIT_EXPECT_EQ(test, -EEXIST, mpa_test_attach(p->client));
+	/* The first attachment is untouched and no reference leaked. */
+	KUNIT_EXPECT_PTR_EQ(test, msk, mpa_sk(p->client->sk));
+	KUNIT_EXPECT_EQ(test, refs, mpa_test_refs());
+}
+
+static void mpa_ulp_attach_unconnected(struct kunit *test)
+{
+	struct socket *sock;
+	int refs = mpa_test_refs();
+
+	KUNIT_ASSERT_EQ(test, 0, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+						  IPPROTO_TCP, &sock));
+	KUNIT_EXPECT_EQ(test, -ENOTCONN, mpa_test_attach(sock));
+	KUNIT_EXPECT_NULL(test, inet_csk(sock->sk)->icsk_ulp_ops);
+	KUNIT_EXPECT_EQ(test, refs, mpa_test_refs());
+	sock_release(sock);
+}
+
+static void mpa_ulp_attach_listener(struct kunit *test)
+{
+	struct sockaddr_storage addr;
+	struct socket *sock;
+	int refs = mpa_test_refs();
+
+	sock = mpa_test_listener(test, AF_INET6, &addr);
+	KUNIT_EXPECT_EQ(test, -ENOTCONN, mpa_test_attach(sock));
+	KUNIT_EXPECT_NULL(test, inet_csk(sock->sk)->icsk_ulp_ops);
+	KUNIT_EXPECT_EQ(test, refs, mpa_test_refs());
+	sock_release(sock);
+}
+
+/* Closing an attached socket frees its MPA state and drops the module. */
+static void mpa_test_release_drops_ref(struct kunit *test, bool abort)
+{
+	struct mpa_test_pair *p = mpa_test_pair_new(test, AF_INET);
+	int refs = mpa_test_refs();
+	int i;
+
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_attach(p->client));
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_attach(p->server));
+	KUNIT_ASSERT_EQ(test, refs + 2, mpa_test_refs());
+	if (abort) {
+		/* SO_LINGER 0: reset, the socket is destroyed in close. */
+		sock_no_linger(p->client->sk);
+		sock_no_linger(p->server->sk);
+	}
+	mpa_test_release(&p->client);
+	mpa_test_release(&p->server);
+	if (abort)
+		KUNIT_EXPECT_EQ(test, refs, mpa_test_refs());
+	/* A graceful close finishes in softirq once the FINs are acked. */
+	for (i = 0; i < 500 && mpa_test_refs() != refs; i++)
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, refs, mpa_test_refs());
+}
+
+static void mpa_ulp_close_abort(struct kunit *test)
+{
+	mpa_test_release_drops_ref(test, true);
+}
+
+static void mpa_ulp_close_graceful(struct kunit *test)
+{
+	mpa_test_release_drops_ref(test, false);
+}
+
+static struct kunit_case mpa_ulp_cases[] = {
+	KUNIT_CASE(mpa_ulp_attach_ipv4),
+	KUNIT_CASE(mpa_ulp_attach_ipv6),
+	KUNIT_CASE(mpa_ulp_attach_twice),
+	KUNIT_CASE(mpa_ulp_attach_unconnected),
+	KUNIT_CASE(mpa_ulp_attach_listener),
+	KUNIT_CASE(mpa_ulp_close_abort),
+	KUNIT_CASE_SLOW(mpa_ulp_close_graceful),
+	{}
+};
+
+static struct kunit_suite mpa_ulp_suite = {
+	.name = "mpa_ulp",
+	.test_cases = mpa_ulp_cases,
+};
+
+kunit_test_suite(mpa_ulp_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the mpa TCP ULP");
+MODULE_LICENSE("GPL");
