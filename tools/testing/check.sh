@@ -1,0 +1,165 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: every test of the project, on both lanes. Prints one line
+# per suite and lane, "LABEL: N passed, N failed", then a total line, and
+# exits non-zero if anything failed or did not run.
+#
+# MPA_CHECK selects parts (default: "static fuzz stock debug"), e.g.
+#   MPA_CHECK=stock make check
+set -u
+. "$(dirname "$0")/lib.sh"
+
+parts=${MPA_CHECK:-static fuzz stock debug}
+out=$MPA_BUILD/check
+T=$MPA_TOP/tools/testing
+total_pass=0 total_fail=0
+start=$(date +%s)
+
+want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+
+report() {
+	echo "$1: $2 passed, $3 failed"
+	total_pass=$((total_pass + $2))
+	total_fail=$((total_fail + $3))
+}
+
+# Count a TAP/KTAP stream from the kselftest harness: "ok" lines pass;
+# "not ok" and skipped ones fail (a test that did not run is no pass);
+# planned tests that never reported fail too. Prints "PASSED FAILED".
+count_tap() {
+	local f=$1 plan pass fail
+	if [ ! -s "$f" ]; then
+		echo "0 1"
+		return
+	fi
+	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$f" | head -n 1)
+	pass=$(grep -E -c '^ok [0-9]+ ' "$f" | head -n 1)
+	skip=$(grep -E -c '^ok [0-9]+ .*# *SKIP' "$f" | head -n 1)
+	fail=$(grep -E -c '^not ok [0-9]+ ' "$f" | head -n 1)
+	pass=$((pass - skip))
+	fail=$((fail + skip))
+	if [ -z "$plan" ]; then
+		fail=$((fail + 1))
+	elif [ $((pass + fail)) -lt "$plan" ]; then
+		fail=$((plan - pass))
+	fi
+	echo "$pass $fail"
+}
+
+# Show the failing lines of a TAP file.
+show_tap_failures() {
+	grep -E '^(not ok|ok .*# *SKIP)|^# +(FAIL|SKIP)|Bail out' "$1" 2>/dev/null | head -n 20 | sed 's/^/    /' >&2
+}
+
+# The kernel log check of a guest run: a splat or a kmemleak report fails
+# the lane even when every test passed.
+guest_log_cases() {
+	local lane=$1 res=$2 rc=$3
+	local pass=0 fail=0
+	if [ "$rc" = 125 ] || [ "$rc" = 126 ] || [ "$rc" = 124 ]; then
+		fail=$((fail + 1))
+		msg "$lane guest: exit $rc (see $res/console.log)"
+	else
+		pass=$((pass + 1))
+	fi
+	if [ "$lane" = debug ]; then
+		# kmemleak must have scanned and found nothing.
+		if [ -f "$res/kmemleak" ] && [ ! -s "$res/kmemleak" ]; then
+			pass=$((pass + 1))
+		else
+			fail=$((fail + 1))
+			msg "$lane guest: kmemleak reported leaks or did not run"
+		fi
+	fi
+	echo "$pass $fail"
+}
+
+run_lane() {
+	local lane=$1 rc p f lp lf t
+	local res=$out/$lane
+	rm -rf "$res"
+	mkdir -p "$res"
+	if ! make -s -C "$MPA_TOP" "modules-$lane" > "$res/build.log" 2>&1; then
+		msg "building the $lane lane failed:"
+		tail -n 20 "$res/build.log" >&2
+		[ "$lane" = debug ] && report kunit 0 1
+		report "selftests-$lane" 0 1
+		return
+	fi
+	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 1800 --results "$res" \
+		-- tools/testing/guest-suite.sh > "$res/run.log" 2>&1
+	rc=$?
+
+	if [ "$lane" = debug ]; then
+		local src kres
+		src=$(mpa_source_tree)
+		kres=$(python3 "$src/tools/testing/kunit/kunit.py" parse "$res/kunit.log" 2>&1)
+		echo "$kres" > "$res/kunit.parsed"
+		p=$(echo "$kres" | sed -n 's/.*Ran [0-9]* tests: passed: \([0-9]*\).*/\1/p' | tail -n 1)
+		t=$(echo "$kres" | sed -n 's/.*Ran \([0-9]*\) tests:.*/\1/p' | tail -n 1)
+		if [ -z "$t" ] || [ "$t" = 0 ]; then
+			msg "no KUnit results (see $res/kunit.parsed)"
+			report kunit 0 1
+		else
+			[ "$p" = "$t" ] || echo "$kres" | grep -E '\[(FAILED|CRASHED|SKIPPED)\]' | head -n 20 >&2
+			report kunit "${p:-0}" $((t - ${p:-0}))
+		fi
+	fi
+
+	p=0 f=0
+	for t in "$MPA_BUILD"/selftests/*; do
+		[ -x "$t" ] || continue
+		read -r lp lf < <(count_tap "$res/selftests/$(basename "$t").tap")
+		[ "$lf" = 0 ] || show_tap_failures "$res/selftests/$(basename "$t").tap"
+		p=$((p + lp)) f=$((f + lf))
+	done
+	read -r lp lf < <(guest_log_cases "$lane" "$res" "$rc")
+	report "selftests-$lane" $((p + lp)) $((f + lf))
+}
+
+mkdir -p "$out"
+"$T/deps.sh" || { report deps 0 1; echo "total: $total_pass passed, $total_fail failed"; exit 1; }
+
+if want debug; then
+	# The first run builds the debug kernel (about 10 minutes).
+	"$T/lane.sh" debug > /dev/null || msg "preparing the debug lane failed"
+fi
+
+if want static; then
+	lanes=stock
+	want debug && lanes="stock debug"
+	"$T/static.sh" $lanes > "$out/static.tap" 2>"$out/static.err"
+	cat "$out/static.err" >&2
+	report static "$(grep -c '^ok ' "$out/static.tap")" "$(grep -c '^not ok ' "$out/static.tap")"
+	grep '^not ok' "$out/static.tap" | sed 's/^/    /' >&2
+fi
+
+if want fuzz; then
+	if [ -f "$T/fuzz/Makefile" ]; then
+		make -s -C "$T/fuzz" check > "$out/fuzz.log" 2>&1
+		line=$(grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' "$out/fuzz.log" | tail -n 1)
+		grep -E '^fuzz-execs:' "$out/fuzz.log" >&2
+		if [ -n "$line" ]; then
+			p=$(echo "$line" | sed 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/')
+			f=$(echo "$line" | sed 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/')
+			report fuzz "$p" "$f"
+		else
+			tail -n 20 "$out/fuzz.log" >&2
+			report fuzz 0 1
+		fi
+	else
+		report fuzz 0 1
+	fi
+fi
+
+if want stock || want debug; then
+	make -s -C "$MPA_TOP" selftests > "$out/selftests-build.log" 2>&1 ||
+		{ cat "$out/selftests-build.log" >&2; msg "building the selftests failed"; }
+fi
+want stock && run_lane stock
+want debug && run_lane debug
+
+echo "total: $total_pass passed, $total_fail failed"
+msg "make check took $(($(date +%s) - start)) s; logs in $out"
+[ "$total_fail" = 0 ] && [ "$total_pass" -gt 0 ]

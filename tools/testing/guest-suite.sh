@@ -1,0 +1,30 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside a test guest (tools/testing/vm/run): the lane's test suites.
+# Results go to $MPA_RESULTS: kunit.ktap (debug lane), selftests/*.tap.
+# The host side (check.sh) counts them.
+out=$MPA_RESULTS
+
+modprobe mpa || echo "guest-suite: modprobe mpa failed"
+
+if [ "$MPA_LANE" = debug ]; then
+	# Loading the test module runs its suites; KTAP goes to the kernel log.
+	dmesg -C
+	if modprobe mpa_kunit; then
+		dmesg -t > "$out/kunit.log"
+		rmmod mpa_kunit
+	else
+		echo "guest-suite: modprobe mpa_kunit failed"
+	fi
+fi
+
+mkdir -p "$out/selftests"
+for t in "$MPA_BUILD"/selftests/*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	echo "guest-suite: selftest $name"
+	"$t" > "$out/selftests/$name.tap" 2>&1
+	echo "guest-suite: selftest $name exited $?"
+done
+exit 0

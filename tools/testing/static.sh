@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Static checks of the module and uAPI sources:
+#   checkpatch   scripts/checkpatch.pl --strict (from linux-source-6.12):
+#                no error, warning or check
+#   build-LANE   a W=1 build with sparse on every file (make C=2) against
+#                the lane's kernel: no compiler or sparse warning
+# Prints one "ok"/"not ok" line per check; exits non-zero if any failed.
+# usage: static.sh [LANE...]   (default: stock debug)
+set -u
+. "$(dirname "$0")/lib.sh"
+
+lanes=${*:-stock debug}
+failed=0
+src=$(mpa_source_tree) || exit 1
+log=$MPA_BUILD/static
+mkdir -p "$log"
+
+result() {
+	if [ "$2" = 0 ]; then
+		echo "ok - $1"
+	else
+		echo "not ok - $1 (see $3)"
+		failed=1
+	fi
+}
+
+cd "$MPA_TOP" || exit 1
+files=$(git ls-files 'mpa/*.c' 'mpa/*.h' 'include/*.h' 2>/dev/null)
+[ -n "$files" ] || files=$(find mpa include -name '*.[ch]')
+# shellcheck disable=SC2086
+perl "$src/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \
+	-f $files > "$log/checkpatch.log" 2>&1
+grep -E ': (ERROR|WARNING|CHECK):' "$log/checkpatch.log" > "$log/checkpatch.issues"
+rc=$?
+[ $rc = 0 ] && head -n 20 "$log/checkpatch.issues" >&2
+result checkpatch $((rc == 0)) "$log/checkpatch.log"
+
+for lane in $lanes; do
+	eval "$("$MPA_TOP/tools/testing/lane.sh" "$lane")" || { result "build-$lane" 1 lane; continue; }
+	dir=$MPA_BUILD/static-$lane
+	rm -rf "$dir" && mkdir -p "$dir"
+	cp -a --parents Kbuild mpa include "$dir/"
+	make -C "$LANE_KDIR" M="$dir" W=1 C=2 modules > "$log/build-$lane.log" 2>&1
+	rc=$?
+	if grep -E '(warning|error):' "$log/build-$lane.log" > "$log/build-$lane.issues"; then
+		head -n 20 "$log/build-$lane.issues" >&2
+		rc=1
+	fi
+	result "build-$lane (W=1, sparse)" $rc "$log/build-$lane.log"
+done
+exit $failed
