@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * MPA protocol core: the wire rules of RFC 5044 (and RFC 6581 Rev 2,
+ * RFC 5044 Appendix C Rev 0) as pure code.
+ *
+ * Nothing in here knows about sockets, skbs, locks or memory allocation.
+ * Every object is caller-provided and of bounded size, so the same sources
+ * build into mpa.ko, into the KUnit tests and into the userspace fuzzer
+ * (tools/testing/fuzz/).
+ *
+ * Positions ("pos") are octet offsets in one direction's TCP stream,
+ * relative to that direction's SeqStart (RFC 5044 section 4.3): the first
+ * octet of Full Operation.  They are u32 and wrap modulo 2^32, exactly like
+ * TCP sequence numbers; pass (seq - seq_start).  Because 2^32 is a multiple
+ * of the Marker interval, Markers stay at multiples of 512 across a wrap.
+ */
+#ifndef _MPA_CORE_H
+#define _MPA_CORE_H
+
+#include <linux/types.h>
+#include <linux/unaligned.h>
+#include <uapi/linux/mpa.h>
+
+#define MPA_MARKER_INTERVAL	512	/* R-4.3-4 */
+#define MPA_MARKER_SIZE		4
+#define MPA_HDR_SIZE		2	/* ULPDU_Length */
+#define MPA_CRC_SIZE		4
+#define MPA_FPDU_OVERHEAD	(MPA_HDR_SIZE + MPA_CRC_SIZE)
+#define MPA_FPDUPTR_MASK	0xfffc	/* R-4.2-6: low two bits read as 0 */
+
+/*
+ * Largest wire span of one FPDU: 2 + 64768 + 2 (PAD) + 4 framed octets and
+ * at most 128 Markers, a leading one included.
+ */
+#define MPA_FPDU_MAX_SPAN	65288
+
+/* Smallest reassembly buffer of RFC 5044 A.5.2 (128 + 2 + 2 + 4 + 4) */
+#define MPA_MIN_REASSEMBLY	140
+
+/* Request/Reply frames (RFC 5044 section 7.1.1) */
+#define MPA_KEY_SIZE		16
+#define MPA_FRAME_HDR_SIZE	20
+#define MPA_FRAME_MAX_SIZE	(MPA_FRAME_HDR_SIZE + MPA_MAX_PRIVATE_DATA)
+#define MPA_FLAG_M		0x80	/* Markers required by frame sender */
+#define MPA_FLAG_C		0x40	/* CRC wanted by frame sender */
+#define MPA_FLAG_R		0x20	/* reject (Reply only) */
+#define MPA_FLAG_E		0x10	/* RFC 6581 enhanced (Rev 2 only) */
+#define MPA_V2_BLOCK_SIZE	4	/* RFC 6581 IRD/ORD block */
+#define MPA_V2_FLAG_A		0x8000	/* IRD word: peer-to-peer */
+#define MPA_V2_FLAG_B		0x4000	/* IRD word: zero-length Send RTR */
+#define MPA_V2_FLAG_C		0x8000	/* ORD word: RDMA Write RTR */
+#define MPA_V2_FLAG_D		0x4000	/* ORD word: RDMA Read RTR */
+
+/* ------------------------------------------------------------------ */
+/* CRC32c (crc.c)                                                      */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct mpa_buf - one piece of a scattered buffer
+ * @base: first octet
+ * @len: number of octets
+ */
+struct mpa_buf {
+	const void *base;
+	u32 len;
+};
+
+/**
+ * mpa_crc_init() - start value of the raw CRC32c register
+ *
+ * Return: the register value to feed into mpa_crc_update().
+ */
+static inline u32 mpa_crc_init(void)
+{
+	return ~0U;
+}
+
+/**
+ * mpa_crc_final() - turn the raw CRC32c register into the CRC value
+ * @crc: register after the last mpa_crc_update()
+ *
+ * Return: the CRC value, to be stored with mpa_crc_put().
+ */
+static inline u32 mpa_crc_final(u32 crc)
+{
+	return ~crc;
+}
+
+/**
+ * mpa_crc_put() - store a CRC value in an FPDU's CRC field
+ * @p: the four octets of the CRC field
+ * @val: CRC value from mpa_crc_final()
+ *
+ * The CRC goes on the wire least significant octet first, the way iSCSI
+ * sends its digests (requirements A1); every other MPA field is big-endian.
+ */
+static inline void mpa_crc_put(void *p, u32 val)
+{
+	put_unaligned_le32(val, p);
+}
+
+/**
+ * mpa_crc_get() - read a CRC value from an FPDU's CRC field
+ * @p: the four octets of the CRC field
+ *
+ * Return: the CRC value, comparable with mpa_crc_final().
+ */
+static inline u32 mpa_crc_get(const void *p)
+{
+	return get_unaligned_le32(p);
+}
+
+u32 mpa_crc_update(u32 crc, const void *p, u32 len);
+u32 mpa_crc_bufs(u32 crc, const struct mpa_buf *v, unsigned int n);
+u32 mpa_crc_bufs_range(u32 crc, const struct mpa_buf *v, unsigned int n,
+		       u32 off, u32 len);
+u32 mpa_crc_value(const void *p, u32 len);
+
+struct sk_buff;
+/* crc_skb.c: kernel only */
+u32 mpa_crc_skb(u32 crc, const struct sk_buff *skb, int offset, int len);
+
+/* ------------------------------------------------------------------ */
+/* FPDU layout and encoding (fpdu.c)                                   */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct mpa_fpdu_layout - where every part of one FPDU sits on the wire
+ * @pos: stream position of the first octet of the span (a leading Marker
+ *	 or the ULPDU_Length field), relative to SeqStart
+ * @ulpdu_len: ULPDU_Length
+ * @span: wire octets from @pos to the last CRC octet, Markers included
+ * @framed: ULPDU_Length + ULPDU + PAD + CRC octets, Markers excluded
+ * @hdr_off: offset of ULPDU_Length from @pos: 4 with a leading Marker
+ * @first_ptr: FPDUPTR of the first Marker inside the FPDU (valid when
+ *	 @nr_markers is not 0)
+ * @nr_markers: Markers inside the FPDU, the leading one not counted
+ * @pad: PAD octets (0..3)
+ * @markers: Markers are enabled in this direction
+ * @lead_marker: a Marker sits at @pos, with FPDUPTR 0 (R-4.3-7)
+ *
+ * Build with mpa_fpdu_layout(); walk with mpa_fpdu_next_piece().
+ */
+struct mpa_fpdu_layout {
+	u32 pos;
+	u32 ulpdu_len;
+	u32 span;
+	u32 framed;
+	u16 hdr_off;
+	u16 first_ptr;
+	u16 nr_markers;
+	u8 pad;
+	bool markers;
+	bool lead_marker;
+};
+
+/**
+ * enum mpa_piece_type - kinds of wire pieces of an FPDU
+ * @MPA_PIECE_MARKER: a 4-octet Marker; &mpa_piece.fpduptr holds its value
+ * @MPA_PIECE_HDR: the 2-octet ULPDU_Length field
+ * @MPA_PIECE_ULPDU: ULPDU octets; &mpa_piece.ulpdu_off says which
+ * @MPA_PIECE_PAD: 1..3 PAD octets
+ * @MPA_PIECE_CRC: the 4-octet CRC field; always the last piece
+ */
+enum mpa_piece_type {
+	MPA_PIECE_MARKER,
+	MPA_PIECE_HDR,
+	MPA_PIECE_ULPDU,
+	MPA_PIECE_PAD,
+	MPA_PIECE_CRC,
+};
+
+/**
+ * struct mpa_piece - one contiguous wire piece of an FPDU
+ * @type: what the piece is
+ * @off: wire offset of the piece from &mpa_fpdu_layout.pos
+ * @len: octets in the piece (never 0)
+ * @ulpdu_off: for %MPA_PIECE_ULPDU, offset of the first octet in the ULPDU
+ * @fpduptr: for %MPA_PIECE_MARKER, the FPDUPTR value the Marker carries
+ */
+struct mpa_piece {
+	enum mpa_piece_type type;
+	u32 off;
+	u32 len;
+	u32 ulpdu_off;
+	u16 fpduptr;
+};
+
+/**
+ * struct mpa_piece_iter - cursor of mpa_fpdu_next_piece()
+ * @wire: wire offset of the next piece
+ * @framed: framed (Marker-free) offset of the next piece
+ * @marker: index of the next Marker inside the FPDU
+ *
+ * Zero it (or use mpa_piece_iter_init()) to start at the first piece.
+ */
+struct mpa_piece_iter {
+	u32 wire;
+	u32 framed;
+	u16 marker;
+};
+
+/**
+ * mpa_piece_iter_init() - reset a piece cursor to the start of an FPDU
+ * @it: cursor
+ */
+static inline void mpa_piece_iter_init(struct mpa_piece_iter *it)
+{
+	it->wire = 0;
+	it->framed = 0;
+	it->marker = 0;
+}
+
+/**
+ * mpa_fpdu_pad() - PAD octets needed after a ULPDU (R-4.1-5)
+ * @ulpdu_len: ULPDU_Length
+ *
+ * Return: 0..3, so that ULPDU_Length + ULPDU + PAD + CRC is a multiple of 4.
+ */
+static inline u32 mpa_fpdu_pad(u32 ulpdu_len)
+{
+	return (0U - (MPA_HDR_SIZE + ulpdu_len)) & 3;
+}
+
+/**
+ * mpa_marker_at() - whether a Marker starts at a stream position
+ * @pos: position relative to SeqStart
+ *
+ * Return: true if a Marker belongs at @pos when Markers are enabled.
+ */
+static inline bool mpa_marker_at(u32 pos)
+{
+	return !(pos & (MPA_MARKER_INTERVAL - 1));
+}
+
+int mpa_fpdu_layout(struct mpa_fpdu_layout *lo, u32 pos, bool markers,
+		    u32 ulpdu_len);
+bool mpa_fpdu_next_piece(const struct mpa_fpdu_layout *lo,
+			 struct mpa_piece_iter *it, struct mpa_piece *p);
+void mpa_piece_fill(const struct mpa_fpdu_layout *lo,
+		    const struct mpa_piece *p, u8 *dst);
+u32 mpa_fpdu_crc(const struct mpa_fpdu_layout *lo,
+		 const struct mpa_buf *ulpdu, unsigned int n);
+int mpa_fpdu_encode(u32 pos, bool markers, const void *ulpdu, u32 len,
+		    void *buf, u32 size);
+int mpa_fpdu_fit(u32 pos, bool markers, u32 room);
+bool mpa_marker_ptr_ok(const void *marker, u16 expected);
+
+/* ------------------------------------------------------------------ */
+/* Incremental FPDU decoder (decode.c)                                 */
+/* ------------------------------------------------------------------ */
+
+/**
+ * enum mpa_rx_error - why the decoder stopped a half connection
+ * @MPA_RX_OK: no error
+ * @MPA_RX_ERR_CRC: CRC field differs from the computed CRC (code 2)
+ * @MPA_RX_ERR_MARKER: a Marker's FPDUPTR disagrees with the ULPDU_Length
+ *	chain, CRC valid or not checked (code 3)
+ * @MPA_RX_ERR_LENGTH: ULPDU_Length above 64768; the FPDU cannot be
+ *	delimited, let alone checked (reported as code 2, requirements A12)
+ */
+enum mpa_rx_error {
+	MPA_RX_OK,
+	MPA_RX_ERR_CRC,
+	MPA_RX_ERR_MARKER,
+	MPA_RX_ERR_LENGTH,
+};
+
+/**
+ * enum mpa_rx_event_type - what mpa_rx_feed() reports
+ * @MPA_RX_EV_NONE: the input was consumed; feed more
+ * @MPA_RX_EV_DATA: ULPDU octets, not yet validated (see mpa_rx_feed())
+ * @MPA_RX_EV_FPDU: the FPDU ended and is valid: deliver its ULPDU
+ * @MPA_RX_EV_ERROR: the FPDU is invalid; the half connection is dead
+ */
+enum mpa_rx_event_type {
+	MPA_RX_EV_NONE,
+	MPA_RX_EV_DATA,
+	MPA_RX_EV_FPDU,
+	MPA_RX_EV_ERROR,
+};
+
+/**
+ * struct mpa_rx_event - one result of mpa_rx_feed()
+ * @type: what happened
+ * @data: %MPA_RX_EV_DATA: first ULPDU octet, inside the fed buffer
+ * @len: %MPA_RX_EV_DATA: number of ULPDU octets at @data
+ * @ulpdu_off: %MPA_RX_EV_DATA: offset of @data in the ULPDU
+ * @ulpdu_len: ULPDU_Length of the current FPDU (DATA, FPDU, and ERROR
+ *	events after the ULPDU_Length field was read)
+ * @fpdu_pos: stream position where the current FPDU's span starts
+ * @error: %MPA_RX_EV_ERROR: RFC 5044 section 8 code (%MPA_ERR_CRC or
+ *	%MPA_ERR_MARKER)
+ * @detail: %MPA_RX_EV_ERROR: the precise reason
+ */
+struct mpa_rx_event {
+	enum mpa_rx_event_type type;
+	const u8 *data;
+	u32 len;
+	u32 ulpdu_off;
+	u32 ulpdu_len;
+	u32 fpdu_pos;
+	int error;
+	enum mpa_rx_error detail;
+};
+
+/**
+ * struct mpa_rx - incremental FPDU decoder of one half connection
+ * @pos: stream position of the next octet to feed, relative to SeqStart
+ * @markers: Markers are enabled in this direction (own M bit)
+ * @crc: check CRCs (C=1 on either side)
+ * @state: internal parser state
+ * @ntmp: octets collected in @tmp
+ * @tmp: partial Marker, ULPDU_Length or CRC field
+ * @bad_marker: a Marker of the current FPDU disagreed with the chain
+ * @reg: running CRC32c register
+ * @done: octets of @piece already consumed
+ * @lo: layout of the current FPDU
+ * @it: cursor in @lo
+ * @piece: current piece of @lo
+ * @fpdus: FPDUs validated so far
+ * @ev_error: sticky error code, MPA_ERR_NONE while healthy
+ * @ev_detail: sticky error reason
+ *
+ * The decoder keeps at most four octets of its own; it never stages a
+ * ULPDU.  Its size is fixed, whatever ULPDU_Length the peer sends.
+ */
+struct mpa_rx {
+	u32 pos;
+	bool markers;
+	bool crc;
+	u8 state;
+	u8 ntmp;
+	u8 tmp[4];
+	bool bad_marker;
+	u32 reg;
+	u32 done;
+	struct mpa_fpdu_layout lo;
+	struct mpa_piece_iter it;
+	struct mpa_piece piece;
+	u64 fpdus;
+	int ev_error;
+	enum mpa_rx_error ev_detail;
+};
+
+int mpa_rx_init(struct mpa_rx *rx, u32 pos, bool markers, bool crc);
+u32 mpa_rx_feed(struct mpa_rx *rx, const void *buf, u32 len,
+		struct mpa_rx_event *ev);
+bool mpa_rx_at_boundary(const struct mpa_rx *rx);
+const char *mpa_rx_error_str(enum mpa_rx_error err);
+
+/* ------------------------------------------------------------------ */
+/* MULPDU (mulpdu.c)                                                   */
+/* ------------------------------------------------------------------ */
+
+u32 mpa_mulpdu_raw(u32 emss, bool markers);
+u32 mpa_mulpdu(u32 emss, bool markers);
+u32 mpa_mulpdu_packed(u32 emss, bool markers, u32 used);
+
+/* ------------------------------------------------------------------ */
+/* Request/Reply frames (frames.c)                                     */
+/* ------------------------------------------------------------------ */
+
+/**
+ * enum mpa_role - which end of the startup exchange we are
+ * @MPA_INITIATOR: sends the Request, receives the Reply
+ * @MPA_RESPONDER: receives the Request, sends the Reply
+ */
+enum mpa_role {
+	MPA_INITIATOR,
+	MPA_RESPONDER,
+};
+
+/**
+ * enum mpa_startup_reason - why a startup exchange failed
+ * @MPA_SR_OK: no failure
+ * @MPA_SR_BAD_KEY: the Key is neither the Request nor the Reply key
+ * @MPA_SR_INIT_INIT: the Initiator received a Request (Initiator/Initiator)
+ * @MPA_SR_REPLY_AT_RESPONDER: the Responder received a Reply
+ * @MPA_SR_PD_TOO_LONG: PD_Length above 512
+ * @MPA_SR_V2_SHORT: Rev 2 enhanced frame too short for the IRD/ORD block
+ * @MPA_SR_BAD_REV: Rev above 2
+ * @MPA_SR_REV0: Rev 0 peer and permissive mode is off (Appendix C.2)
+ * @MPA_SR_REV_MISMATCH: the Reply's Rev cannot answer the Request's Rev
+ * @MPA_SR_V2_MISMATCH: the Reply's E bit differs from the Request's
+ * @MPA_SR_P2P_MISMATCH: Request had peer-to-peer (A) set, Reply did not
+ * @MPA_SR_NO_RTR: no RTR type offered that we support
+ * @MPA_SR_RTR_MISMATCH: the Reply did not pick exactly one offered RTR type
+ * @MPA_SR_PD_BUFFER: Private Data longer than the application buffer
+ * @MPA_SR_TRUNCATED: the connection ended inside a startup frame
+ * @MPA_SR_TIMEOUT: the startup frame did not arrive in time
+ * @MPA_SR_NR: number of reasons
+ *
+ * Every reason but %MPA_SR_OK is RFC 5044 section 8 error code 4
+ * (%MPA_ERR_STARTUP); mpa_startup_reason_str() names it for people.
+ */
+enum mpa_startup_reason {
+	MPA_SR_OK,
+	MPA_SR_BAD_KEY,
+	MPA_SR_INIT_INIT,
+	MPA_SR_REPLY_AT_RESPONDER,
+	MPA_SR_PD_TOO_LONG,
+	MPA_SR_V2_SHORT,
+	MPA_SR_BAD_REV,
+	MPA_SR_REV0,
+	MPA_SR_REV_MISMATCH,
+	MPA_SR_V2_MISMATCH,
+	MPA_SR_P2P_MISMATCH,
+	MPA_SR_NO_RTR,
+	MPA_SR_RTR_MISMATCH,
+	MPA_SR_PD_BUFFER,
+	MPA_SR_TRUNCATED,
+	MPA_SR_TIMEOUT,
+	MPA_SR_NR,
+};
+
+/**
+ * struct mpa_frame - decoded contents of a Request or Reply
+ * @reply: the Key is the Reply key
+ * @m: M bit
+ * @c: C bit
+ * @r: R bit
+ * @enhanced: Rev 2 with the E bit: the IRD/ORD block leads the Private Data
+ * @res: received Res bits (never checked, R-7.1.1-13)
+ * @rev: Rev field
+ * @pd_len: PD_Length, the IRD/ORD block included
+ * @ird: enhanced: IRD (0..0x3fff)
+ * @ord: enhanced: ORD (0..0x3fff)
+ * @p2p: enhanced: flag A, peer-to-peer
+ * @rtr: enhanced: RTR types, a mask of %MPA_RTR_SEND, %MPA_RTR_WRITE and
+ *	%MPA_RTR_READ (flags B, C and D)
+ * @pd: after mpa_frame_parse_pd(): the ULP's Private Data
+ * @ulp_pd_len: after mpa_frame_parse_pd(): its length (PD_Length less the
+ *	IRD/ORD block)
+ */
+struct mpa_frame {
+	bool reply;
+	bool m;
+	bool c;
+	bool r;
+	bool enhanced;
+	u8 res;
+	u8 rev;
+	u16 pd_len;
+	u16 ird;
+	u16 ord;
+	bool p2p;
+	u8 rtr;
+	const u8 *pd;
+	u16 ulp_pd_len;
+};
+
+int mpa_frame_build(const struct mpa_frame *f, const void *pd, u32 pd_len,
+		    void *buf, u32 size);
+enum mpa_startup_reason mpa_frame_parse_hdr(struct mpa_frame *f,
+					    const void *hdr,
+					    enum mpa_role role);
+enum mpa_startup_reason mpa_frame_parse_pd(struct mpa_frame *f,
+					   const void *pd);
+const char *mpa_startup_reason_str(enum mpa_startup_reason reason);
+int mpa_startup_reason_code(enum mpa_startup_reason reason);
+
+/* ------------------------------------------------------------------ */
+/* Negotiation (negotiate.c)                                           */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct mpa_policy - local startup choices, set by the layers above
+ * @rev: Initiator: the Rev to send (1 by default, 2 for RFC 6581, 0 to act
+ *	as an upgraded RDMAC endpoint).  Responder: 0 acts as an RDMAC
+ *	endpoint (Rev 0 Reply, Markers and CRC on); any other value accepts
+ *	Rev 1 and Rev 2 and answers with the Rev received.
+ * @markers: our M bit: we want Markers in what we receive
+ * @crc: our C bit: we want CRCs
+ * @permissive: accept a Rev 0 peer (RFC 5044 Appendix C)
+ * @p2p: Initiator, Rev 2: ask for peer-to-peer (flag A)
+ * @rtr: Rev 2 RTR types, a mask of %MPA_RTR_SEND, %MPA_RTR_WRITE and
+ *	%MPA_RTR_READ: offered by an Initiator, accepted by a Responder
+ * @ird: our IRD (0..0x3fff)
+ * @ord: our ORD (0..0x3fff)
+ */
+struct mpa_policy {
+	u8 rev;
+	bool markers;
+	bool crc;
+	bool permissive;
+	bool p2p;
+	u8 rtr;
+	u16 ird;
+	u16 ord;
+};
+
+/**
+ * enum mpa_neg_action - what the caller must do after negotiating
+ * @MPA_NEG_ACCEPT: enter Full Operation with &mpa_negotiation.params
+ *	(a Responder first sends the Reply, or rejects it with R=1)
+ * @MPA_NEG_REJECTED: the Responder set R=1: leave MPA, keep TCP open and
+ *	hand the Private Data to the ULP (R-7.1.2-13)
+ * @MPA_NEG_REPLY_CLOSE: a Responder sends &mpa_negotiation.reply, then
+ *	closes gracefully (Appendix C.2.1); the failure is code 4
+ * @MPA_NEG_CLOSE: close now and report code 4
+ */
+enum mpa_neg_action {
+	MPA_NEG_ACCEPT,
+	MPA_NEG_REJECTED,
+	MPA_NEG_REPLY_CLOSE,
+	MPA_NEG_CLOSE,
+};
+
+/**
+ * struct mpa_params - what Full Operation runs with
+ * @rev: negotiated MPA revision; 0 means DDP/RDMAP version 0 (RDMAC)
+ * @tx_markers: insert Markers in what we send (the peer's M bit)
+ * @rx_markers: expect Markers in what we receive (our M bit)
+ * @crc: generate and check CRCs (C=1 in either frame)
+ * @enhanced: RFC 6581 enhanced connection setup was used
+ * @p2p: peer-to-peer mode: the Initiator sends an RTR message first
+ * @rtr: the single RTR type to use (one %MPA_RTR_* bit) or 0
+ * @ird: our IRD after the exchange
+ * @ord: our ORD after the exchange
+ */
+struct mpa_params {
+	u8 rev;
+	bool tx_markers;
+	bool rx_markers;
+	bool crc;
+	bool enhanced;
+	bool p2p;
+	u8 rtr;
+	u16 ird;
+	u16 ord;
+};
+
+/**
+ * struct mpa_negotiation - result of one side's negotiation
+ * @action: what to do next
+ * @reason: why, when @action is %MPA_NEG_REPLY_CLOSE or %MPA_NEG_CLOSE
+ * @params: parameters for %MPA_NEG_ACCEPT (and for information otherwise)
+ * @reply: Responder: the Reply to send, without its Private Data; the R
+ *	bit is chosen by mpa_reply_build()
+ */
+struct mpa_negotiation {
+	enum mpa_neg_action action;
+	enum mpa_startup_reason reason;
+	struct mpa_params params;
+	struct mpa_frame reply;
+};
+
+void mpa_policy_default(struct mpa_policy *pol);
+void mpa_request_frame(const struct mpa_policy *pol, struct mpa_frame *req);
+void mpa_negotiate_request(const struct mpa_policy *pol,
+			   const struct mpa_frame *req,
+			   struct mpa_negotiation *neg);
+int mpa_reply_build(const struct mpa_negotiation *neg, bool reject,
+		    const void *pd, u32 pd_len, void *buf, u32 size);
+void mpa_negotiate_reply(const struct mpa_policy *pol,
+			 const struct mpa_frame *rep,
+			 struct mpa_negotiation *neg);
+u8 mpa_rtr_choose(u8 offered);
+
+#endif /* _MPA_CORE_H */

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA startup negotiation (RFC 5044 section 7.1, Appendix C; RFC 6581).
+ *
+ * Revision defaults (see also Documentation/networking/mpa.rst):
+ *
+ * - An Initiator sends Rev 1 unless its policy asks for Rev 2 (RFC 6581
+ *   enhanced setup, always with the IRD/ORD block) or Rev 0 (acting as an
+ *   upgraded RDMAC endpoint, which always sends M=1 and C=1).
+ * - A Responder accepts Rev 1 and Rev 2 and answers with the revision it
+ *   received; for an enhanced Rev 2 Request it answers with the block,
+ *   IRD/ORD cross-mapped (its IRD covers the Initiator's ORD and the other
+ *   way round), the peer-to-peer flag echoed and exactly one RTR type.
+ * - Rev 0 is accepted only in permissive mode; Markers and CRCs are then on
+ *   in both directions and a Responder answers Rev 0 with M=1 and C=1
+ *   (Appendix C.2.4, C.2.5).  A Responder that is not permissive answers a
+ *   Rev 0 Request with a Rev 1 Reply and then closes gracefully
+ *   (Appendix C.2.1); an Initiator that is not permissive closes on a Rev 0
+ *   Reply (Appendix C.2.2).
+ * - Revisions above 2 are refused.
+ *
+ * Markers are per direction (requirements A2, A25): each side sends
+ * Markers if the peer's frame had M=1 and expects them if its own had.
+ * CRCs are on in both directions if either frame had C=1 (R-7.1.1-10), and
+ * a Responder's Reply says C=1 whenever CRCs will be used (A18).
+ *
+ * RTR choice: when an enhanced peer-to-peer Request offers several RTR
+ * types, the Responder picks one, preferring a zero-length RDMA Write (no
+ * reply traffic, no IRD needed), then a zero-length RDMA Read, then a
+ * zero-length Send.
+ */
+
+#include <linux/errno.h>
+#include <linux/export.h>
+#include <linux/minmax.h>
+#include <linux/string.h>
+#include <kunit/visibility.h>
+
+#include "core.h"
+
+/* Default IRD and ORD offered when the layers above set none */
+#define MPA_DEFAULT_IRD_ORD	16
+
+/**
+ * mpa_policy_default() - the default local policy
+ * @pol: policy to fill
+ *
+ * Rev 1, no Markers wanted, CRCs wanted (R-4.4-5), not permissive, and for
+ * Rev 2: no peer-to-peer, every RTR type acceptable, IRD and ORD 16.
+ */
+void mpa_policy_default(struct mpa_policy *pol)
+{
+	memset(pol, 0, sizeof(*pol));
+	pol->rev = MPA_REVISION_1;
+	pol->crc = true;
+	pol->rtr = MPA_RTR_ALL;
+	pol->ird = MPA_DEFAULT_IRD_ORD;
+	pol->ord = MPA_DEFAULT_IRD_ORD;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_policy_default);
+
+/**
+ * mpa_rtr_choose() - pick the one RTR type to use
+ * @offered: mask of acceptable %MPA_RTR_* types
+ *
+ * Return: %MPA_RTR_WRITE, %MPA_RTR_READ or %MPA_RTR_SEND, in that order of
+ * preference, or 0 if @offered holds none of them.
+ */
+u8 mpa_rtr_choose(u8 offered)
+{
+	if (offered & MPA_RTR_WRITE)
+		return MPA_RTR_WRITE;
+	if (offered & MPA_RTR_READ)
+		return MPA_RTR_READ;
+	if (offered & MPA_RTR_SEND)
+		return MPA_RTR_SEND;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_rtr_choose);
+
+/**
+ * mpa_request_frame() - the Request an Initiator sends under a policy
+ * @pol: local policy
+ * @req: filled; build it with mpa_frame_build()
+ *
+ * Rev 0 is sent with M=1 and C=1, as an RDMAC endpoint does.  Rev 2 is
+ * always enhanced; the RTR types are offered only with peer-to-peer.
+ */
+void mpa_request_frame(const struct mpa_policy *pol, struct mpa_frame *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->rev = pol->rev;
+	if (pol->rev == MPA_REVISION_0) {
+		req->m = true;
+		req->c = true;
+		return;
+	}
+	req->m = pol->markers;
+	req->c = pol->crc;
+	if (pol->rev == MPA_REVISION_2) {
+		req->enhanced = true;
+		req->ird = min_t(u16, pol->ird, MPA_IRD_ORD_MAX);
+		req->ord = min_t(u16, pol->ord, MPA_IRD_ORD_MAX);
+		req->p2p = pol->p2p;
+		req->rtr = pol->p2p ? pol->rtr & MPA_RTR_ALL : 0;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_request_frame);
+
+static void mpa_neg_fail(struct mpa_negotiation *neg,
+			 enum mpa_neg_action action,
+			 enum mpa_startup_reason reason)
+{
+	neg->action = action;
+	neg->reason = reason;
+}
+
+/* Appendix C: Rev 0 means Markers both ways and CRCs, whatever M said. */
+static void mpa_params_rev0(struct mpa_params *params)
+{
+	params->rev = MPA_REVISION_0;
+	params->tx_markers = true;
+	params->rx_markers = true;
+	params->crc = true;
+}
+
+/**
+ * mpa_negotiate_request() - a Responder's decision on a parsed Request
+ * @pol: local policy
+ * @req: the Request, through mpa_frame_parse_hdr() and mpa_frame_parse_pd()
+ * @neg: the outcome: the action, the parameters for Full Operation and the
+ *	Reply to send
+ *
+ * The decision does not look at the Private Data: with %MPA_NEG_ACCEPT the
+ * ULP still judges it and has the Reply sent with R=0 or R=1 by
+ * mpa_reply_build() (requirements A24).
+ */
+void mpa_negotiate_request(const struct mpa_policy *pol,
+			   const struct mpa_frame *req,
+			   struct mpa_negotiation *neg)
+{
+	struct mpa_params *params = &neg->params;
+	struct mpa_frame *rep = &neg->reply;
+	u8 rtr;
+
+	memset(neg, 0, sizeof(*neg));
+	rep->reply = true;
+
+	if (req->rev > MPA_REVISION_2) {
+		mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_BAD_REV);
+		return;
+	}
+
+	if (pol->rev == MPA_REVISION_0 || req->rev == MPA_REVISION_0) {
+		if (pol->rev != MPA_REVISION_0 && !pol->permissive) {
+			/* C.2.1: tell the peer what we speak, then close */
+			rep->rev = MPA_REVISION_1;
+			rep->m = pol->markers;
+			rep->c = pol->crc || req->c;
+			mpa_neg_fail(neg, MPA_NEG_REPLY_CLOSE, MPA_SR_REV0);
+			return;
+		}
+		/* C.2.4: an RDMAC peer (or we are one): Rev 0, M=1, C=1 */
+		mpa_params_rev0(params);
+		rep->rev = MPA_REVISION_0;
+		rep->m = true;
+		rep->c = true;
+		neg->action = MPA_NEG_ACCEPT;
+		return;
+	}
+
+	params->rev = req->rev;
+	params->tx_markers = req->m;		/* R-7.1.1-6, R-7.1.1-7 */
+	params->rx_markers = pol->markers;
+	params->crc = pol->crc || req->c;	/* R-7.1.1-10 */
+	rep->rev = req->rev;
+	rep->m = pol->markers;
+	rep->c = params->crc;
+
+	if (req->enhanced) {
+		params->enhanced = true;
+		rep->enhanced = true;
+		/* Cross-mapped: our IRD serves their ORD and vice versa. */
+		rep->ird = min_t(u16, pol->ird, req->ord);
+		rep->ord = min_t(u16, pol->ord, req->ird);
+		params->ird = rep->ird;
+		params->ord = rep->ord;
+		if (req->p2p) {
+			rtr = mpa_rtr_choose(req->rtr & pol->rtr);
+			if (!rtr) {
+				mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_NO_RTR);
+				return;
+			}
+			/* RFC 6581: A=1 in the Request needs A=1 back */
+			params->p2p = true;
+			params->rtr = rtr;
+			rep->p2p = true;
+			rep->rtr = rtr;
+		}
+	}
+	neg->action = MPA_NEG_ACCEPT;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_negotiate_request);
+
+/**
+ * mpa_reply_build() - write the Reply a Responder's negotiation decided on
+ * @neg: outcome of mpa_negotiate_request()
+ * @reject: set R=1: the ULP rejects the Request's Private Data
+ * @pd: the ULP's Private Data for the Reply
+ * @pd_len: its length
+ * @buf: output
+ * @size: room at @buf
+ *
+ * Return: octets written, -EINVAL if @neg->action is %MPA_NEG_CLOSE (there
+ * is no Reply to send), or an error of mpa_frame_build().
+ */
+int mpa_reply_build(const struct mpa_negotiation *neg, bool reject,
+		    const void *pd, u32 pd_len, void *buf, u32 size)
+{
+	struct mpa_frame rep = neg->reply;
+
+	if (neg->action == MPA_NEG_CLOSE || neg->action == MPA_NEG_REJECTED)
+		return -EINVAL;
+	rep.r = reject;
+	return mpa_frame_build(&rep, pd, pd_len, buf, size);
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_reply_build);
+
+/**
+ * mpa_negotiate_reply() - an Initiator's decision on a parsed Reply
+ * @pol: local policy, the one the Request was made from
+ * @rep: the Reply, through mpa_frame_parse_hdr() and mpa_frame_parse_pd()
+ * @neg: the outcome; @neg->reply is unused
+ *
+ * A Reply with R=1 whose revision is acceptable gives %MPA_NEG_REJECTED:
+ * leave MPA, keep TCP open, hand the Private Data to the ULP
+ * (R-7.1.2-13, requirements A3); the enhanced checks are skipped for it.
+ */
+void mpa_negotiate_reply(const struct mpa_policy *pol,
+			 const struct mpa_frame *rep,
+			 struct mpa_negotiation *neg)
+{
+	struct mpa_params *params = &neg->params;
+	struct mpa_frame req;
+
+	memset(neg, 0, sizeof(*neg));
+	mpa_request_frame(pol, &req);
+
+	if (rep->rev > MPA_REVISION_2) {
+		mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_BAD_REV);
+		return;
+	}
+	if (req.rev == MPA_REVISION_0 || rep->rev == MPA_REVISION_0) {
+		if (req.rev != rep->rev && req.rev == MPA_REVISION_0) {
+			/* We spoke RDMAC; an IETF Reply cannot follow. */
+			mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_REV_MISMATCH);
+			return;
+		}
+		if (req.rev != MPA_REVISION_0 && !pol->permissive) {
+			mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_REV0);
+			return;
+		}
+		mpa_params_rev0(params);
+		goto out;
+	}
+	if (rep->rev != req.rev) {
+		mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_REV_MISMATCH);
+		return;
+	}
+
+	params->rev = rep->rev;
+	params->tx_markers = rep->m;
+	params->rx_markers = req.m;
+	params->crc = req.c || rep->c;
+	if (rep->r)
+		goto out;
+
+	if (req.enhanced != rep->enhanced) {
+		mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_V2_MISMATCH);
+		return;
+	}
+	if (req.enhanced) {
+		params->enhanced = true;
+		params->ird = min_t(u16, req.ird, rep->ord);
+		params->ord = min_t(u16, req.ord, rep->ird);
+		if (req.p2p) {
+			if (!rep->p2p) {
+				mpa_neg_fail(neg, MPA_NEG_CLOSE,
+					     MPA_SR_P2P_MISMATCH);
+				return;
+			}
+			/* exactly one type, and one that was offered */
+			if (!rep->rtr || (rep->rtr & (rep->rtr - 1)) ||
+			    !(rep->rtr & req.rtr)) {
+				mpa_neg_fail(neg, MPA_NEG_CLOSE,
+					     MPA_SR_RTR_MISMATCH);
+				return;
+			}
+			params->p2p = true;
+			params->rtr = rep->rtr;
+		}
+	}
+out:
+	neg->action = rep->r ? MPA_NEG_REJECTED : MPA_NEG_ACCEPT;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_negotiate_reply);
