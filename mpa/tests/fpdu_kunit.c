@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the MPA FPDU layout and encoder (RFC 5044 sections 4.1 to
+ * 4.4), against the RFC's figures and the derived vectors of the
+ * requirements.
+ */
+#include <kunit/test.h>
+#include <linux/errno.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "core/core.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+/* The 42-octet ULPDU of RFC 5044 Figures 5 and 6 (DDP Send, MSN @msn) */
+static void fig_ulpdu(u8 *u, u8 ctl0, u8 ctl1, u8 msn)
+{
+	memset(u, 0, 42);
+	u[0] = ctl0;
+	u[1] = ctl1;
+	u[13] = msn;
+}
+
+static const u8 rfc_fig5[52] = {
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, 0x41, 0x43,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x01, [48] = 0x52, 0x23, 0x99, 0x83,
+};
+
+static const u8 rfc_fig6[52] = {
+	0x00, 0x2a, 0x41, 0x43, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x14,
+	[48] = 0x84, 0x92, 0x58, 0x98,
+};
+
+/* RFC 5044 Figure 5: the first FPDU, led by a Marker with FPDUPTR 0 */
+static void rfc5044_fig5(struct kunit *test)
+{
+	u8 u[42], out[64];
+
+	fig_ulpdu(u, 0x41, 0x43, 1);
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(0, true, u, 42, out, 64), 52);
+	KUNIT_EXPECT_MEMEQ(test, out, rfc_fig5, 52);
+}
+
+/* RFC 5044 Figure 6: an FPDU at 0x1ec with a Marker inside at 0x200 */
+static void rfc5044_fig6(struct kunit *test)
+{
+	u8 u[42], out[64];
+
+	fig_ulpdu(u, 0x41, 0x43, 2);
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(0x1ec, true, u, 42, out, 64),
+			52);
+	KUNIT_EXPECT_MEMEQ(test, out, rfc_fig6, 52);
+}
+
+/* draft-culley-iwarp-mpa-01 Figure 5: DDP/RDMAP v0 control 40 03 */
+static void draft01_fig5(struct kunit *test)
+{
+	static const u8 crc[4] = { 0x4c, 0x86, 0xb3, 0x84 };
+	u8 u[42], out[64];
+
+	fig_ulpdu(u, 0x40, 0x03, 1);
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(0, true, u, 42, out, 64), 52);
+	KUNIT_EXPECT_MEMEQ(test, out + 6, u, 42);
+	KUNIT_EXPECT_MEMEQ(test, out + 48, crc, 4);
+}
+
+static void draft01_fig6(struct kunit *test)
+{
+	static const u8 crc[4] = { 0xa1, 0x9c, 0xd1, 0x03 };
+	u8 u[42], out[64];
+
+	fig_ulpdu(u, 0x40, 0x03, 2);
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(492, true, u, 42, out, 64), 52);
+	KUNIT_EXPECT_EQ(test, out[23], 0x14);
+	KUNIT_EXPECT_MEMEQ(test, out + 48, crc, 4);
+}
+
+/* requirements 2.5: the full 544-octet stream behind Figure 6 */
+static void fig6_full_stream(struct kunit *test)
+{
+	static const u8 crc1[4] = { 0xa0, 0x1e, 0xe4, 0xfd };
+	u8 *u, *out;
+
+	u = kunit_kzalloc(test, 482, GFP_KERNEL);
+	out = kunit_kzalloc(test, 600, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, u);
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	fig_ulpdu(u, 0x41, 0x43, 1);
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(0, true, u, 482, out, 600), 492);
+	KUNIT_EXPECT_MEMEQ(test, out + 488, crc1, 4);
+	fig_ulpdu(u, 0x41, 0x43, 2);
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(492, true, u, 42, out + 492,
+					      108), 52);
+	KUNIT_EXPECT_MEMEQ(test, out + 492, rfc_fig6, 52);
+}
+
+/* requirements 2.5: Figure-4-shaped FPDU at 500 (FPDUPTR 0x000c, PAD 2) */
+static void fig4_shaped(struct kunit *test)
+{
+	static const u8 expect[28] = {
+		0x00, 0x10, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05,
+		0x06, 0x07, 0x08, 0x09, 0x00, 0x00, 0x00, 0x0c,
+		0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x00,
+		0x10, 0x5b, 0x1c, 0x88,
+	};
+	u8 u[16], out[32];
+	int i;
+
+	for (i = 0; i < 16; i++)
+		u[i] = i;
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(500, true, u, 16, out, 32), 28);
+	KUNIT_EXPECT_MEMEQ(test, out, expect, 28);
+}
+
+static void pad_lengths(struct kunit *test)
+{
+	static const u32 pad[8] = { 2, 1, 0, 3, 2, 1, 0, 3 };
+	struct mpa_fpdu_layout lo;
+	u32 len;
+
+	for (len = 0; len < 8; len++) {
+		KUNIT_EXPECT_EQ(test, mpa_fpdu_pad(len), pad[len]);
+		KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, 0, false, len), 0);
+		KUNIT_EXPECT_EQ(test, lo.span, 6 + len + pad[len]);
+		KUNIT_EXPECT_EQ(test, lo.span % 4, 0U);
+	}
+}
+
+static void pad_is_zero(struct kunit *test)
+{
+	u8 u[1] = { 0xff }, out[16];
+
+	memset(out, 0xee, sizeof(out));
+	/* 2 + 1 + PAD 1 + CRC 4 */
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(4, false, u, 1, out, 16), 8);
+	KUNIT_EXPECT_EQ(test, out[0], 0);
+	KUNIT_EXPECT_EQ(test, out[1], 1);
+	KUNIT_EXPECT_EQ(test, out[2], 0xff);
+	KUNIT_EXPECT_EQ(test, out[3], 0);
+	KUNIT_EXPECT_EQ(test, mpa_crc_get(out + 4), mpa_crc_value(out, 4));
+	KUNIT_EXPECT_EQ(test, out[8], 0xee);
+}
+
+static void no_markers_when_off(struct kunit *test)
+{
+	struct mpa_fpdu_layout lo;
+	struct mpa_piece_iter it;
+	struct mpa_piece p;
+
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, 0, false, 3000), 0);
+	KUNIT_EXPECT_FALSE(test, lo.lead_marker);
+	KUNIT_EXPECT_EQ(test, lo.nr_markers, 0);
+	KUNIT_EXPECT_EQ(test, lo.span, 6U + 3000 + 2);
+	mpa_piece_iter_init(&it);
+	while (mpa_fpdu_next_piece(&lo, &it, &p))
+		KUNIT_EXPECT_NE(test, p.type, MPA_PIECE_MARKER);
+}
+
+/* Walk the pieces and check the expected sequence of types and offsets */
+static void expect_pieces(struct kunit *test, u32 pos, u32 len,
+			  const enum mpa_piece_type *types,
+			  const u32 *offs, unsigned int n)
+{
+	struct mpa_fpdu_layout lo;
+	struct mpa_piece_iter it;
+	struct mpa_piece p;
+	unsigned int i = 0;
+
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, pos, true, len), 0);
+	mpa_piece_iter_init(&it);
+	while (mpa_fpdu_next_piece(&lo, &it, &p)) {
+		KUNIT_ASSERT_LT(test, i, n);
+		KUNIT_EXPECT_EQ(test, p.type, types[i]);
+		KUNIT_EXPECT_EQ(test, p.off, offs[i]);
+		i++;
+	}
+	KUNIT_EXPECT_EQ(test, i, n);
+}
+
+/* R-4.3-7: a Marker at the FPDU's start is its first piece, FPDUPTR 0 */
+static void marker_at_start_belongs(struct kunit *test)
+{
+	static const enum mpa_piece_type t[] = {
+		MPA_PIECE_MARKER, MPA_PIECE_HDR, MPA_PIECE_ULPDU,
+		MPA_PIECE_PAD, MPA_PIECE_CRC,
+	};
+	static const u32 o[] = { 0, 4, 6, 15, 16 };
+	struct mpa_fpdu_layout lo;
+
+	expect_pieces(test, 1024, 9, t, o, ARRAY_SIZE(t));
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, 1024, true, 9), 0);
+	KUNIT_EXPECT_TRUE(test, lo.lead_marker);
+	KUNIT_EXPECT_EQ(test, lo.hdr_off, 4);
+	KUNIT_EXPECT_EQ(test, lo.span, 20U);
+}
+
+/* A9: a Marker between PAD and CRC belongs to this FPDU, non-zero FPDUPTR */
+static void marker_before_crc(struct kunit *test)
+{
+	static const enum mpa_piece_type t[] = {
+		MPA_PIECE_HDR, MPA_PIECE_ULPDU, MPA_PIECE_PAD,
+		MPA_PIECE_MARKER, MPA_PIECE_CRC,
+	};
+	static const u32 o[] = { 0, 2, 43, 44, 48 };
+	struct mpa_fpdu_layout lo;
+	u8 u[41] = {}, out[64];
+
+	/* L=41: PAD 1, framed 48; header at 468 puts a Marker at 512 */
+	expect_pieces(test, 468, 41, t, o, ARRAY_SIZE(t));
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, 468, true, 41), 0);
+	KUNIT_EXPECT_EQ(test, lo.nr_markers, 1);
+	KUNIT_EXPECT_EQ(test, lo.first_ptr, 44);
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(468, true, u, 41, out, 64), 52);
+	KUNIT_EXPECT_EQ(test, out[46], 0);
+	KUNIT_EXPECT_EQ(test, out[47], 44);
+}
+
+/* A8: a Marker right after the CRC is left to the next FPDU */
+static void marker_after_crc_deferred(struct kunit *test)
+{
+	struct mpa_fpdu_layout lo;
+
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, 464, true, 42), 0);
+	KUNIT_EXPECT_EQ(test, lo.nr_markers, 0);
+	KUNIT_EXPECT_EQ(test, lo.span, 48U);
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, 512, true, 42), 0);
+	KUNIT_EXPECT_TRUE(test, lo.lead_marker);
+	KUNIT_EXPECT_EQ(test, lo.span, 52U);
+}
+
+/* R-4.3-10: all Markers of one FPDU point at its ULPDU_Length */
+static void markers_point_at_header(struct kunit *test)
+{
+	static const u32 starts[] = { 0, 4, 100, 508, 0xfffffe00, 0xfffffff0 };
+	struct mpa_fpdu_layout lo;
+	struct mpa_piece_iter it;
+	struct mpa_piece p;
+	unsigned int i, seen;
+
+	for (i = 0; i < ARRAY_SIZE(starts); i++) {
+		u32 hdr;
+
+		KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, starts[i], true,
+						      5000), 0);
+		hdr = starts[i] + lo.hdr_off;
+		seen = 0;
+		mpa_piece_iter_init(&it);
+		while (mpa_fpdu_next_piece(&lo, &it, &p)) {
+			u32 at = starts[i] + p.off;
+
+			if (p.type != MPA_PIECE_MARKER)
+				continue;
+			KUNIT_EXPECT_TRUE(test, mpa_marker_at(at));
+			KUNIT_EXPECT_EQ(test, p.fpduptr & 3, 0);
+			if (p.off == 0 && lo.lead_marker) {
+				KUNIT_EXPECT_EQ(test, p.fpduptr, 0);
+				continue;
+			}
+			KUNIT_EXPECT_EQ(test, (u32)(at - p.fpduptr), hdr);
+			seen++;
+		}
+		KUNIT_EXPECT_EQ(test, seen, lo.nr_markers);
+		KUNIT_EXPECT_GE(test, seen, 9U);
+	}
+}
+
+/* requirements 2.8: header at 0xfffffff0, Marker at 0x100 -> 0x110 */
+static void fpduptr_across_wrap(struct kunit *test)
+{
+	u32 seq_start = 0xffffff00, hdr_seq = 0xfffffff0;
+	struct mpa_fpdu_layout lo;
+	u8 *u, *out;
+	int n;
+
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, hdr_seq - seq_start, true,
+					      300), 0);
+	KUNIT_EXPECT_FALSE(test, lo.lead_marker);
+	KUNIT_EXPECT_EQ(test, lo.first_ptr, 0x110);
+	KUNIT_EXPECT_EQ(test, (u32)(0x100 - lo.first_ptr), hdr_seq);
+
+	/* and where the relative position itself wraps */
+	u = kunit_kzalloc(test, 300, GFP_KERNEL);
+	out = kunit_kzalloc(test, 400, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, u);
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	n = mpa_fpdu_encode(0xfffffff0, true, u, 300, out, 400);
+	KUNIT_ASSERT_EQ(test, n, 6 + 300 + 2 + 4);
+	KUNIT_EXPECT_EQ(test, out[16], 0);
+	KUNIT_EXPECT_EQ(test, out[17], 0);
+	KUNIT_EXPECT_EQ(test, out[18], 0);
+	KUNIT_EXPECT_EQ(test, out[19], 16);
+}
+
+/* Pieces tile the span; ULPDU pieces tile the ULPDU, for many shapes */
+static void pieces_tile_span(struct kunit *test)
+{
+	enum mpa_piece_type last;
+	struct mpa_fpdu_layout lo;
+	struct mpa_piece_iter it;
+	struct mpa_piece p;
+	u32 pos, len, wire, ulpdu, markers;
+	int m;
+
+	for (m = 0; m < 2; m++) {
+		for (pos = 0; pos < 1024; pos += 4) {
+			for (len = 0; len < 1600; len += 13) {
+				KUNIT_ASSERT_EQ(test,
+						mpa_fpdu_layout(&lo, pos, m,
+								len), 0);
+				wire = 0;
+				ulpdu = 0;
+				markers = 0;
+				last = MPA_PIECE_MARKER;
+				mpa_piece_iter_init(&it);
+				while (mpa_fpdu_next_piece(&lo, &it, &p)) {
+					KUNIT_ASSERT_EQ(test, p.off, wire);
+					KUNIT_ASSERT_GT(test, p.len, 0U);
+					wire += p.len;
+					if (p.type == MPA_PIECE_ULPDU) {
+						KUNIT_ASSERT_EQ(test,
+								p.ulpdu_off,
+								ulpdu);
+						ulpdu += p.len;
+					}
+					if (p.type == MPA_PIECE_MARKER)
+						markers++;
+					last = p.type;
+				}
+				KUNIT_ASSERT_EQ(test, wire, lo.span);
+				KUNIT_ASSERT_EQ(test, ulpdu, len);
+				KUNIT_ASSERT_EQ(test, markers,
+						lo.nr_markers +
+						(u32)lo.lead_marker);
+				KUNIT_ASSERT_EQ(test, last, MPA_PIECE_CRC);
+			}
+		}
+	}
+}
+
+static void max_span(struct kunit *test)
+{
+	struct mpa_fpdu_layout lo;
+	u32 pos, largest = 0;
+
+	for (pos = 0; pos < 512; pos += 4) {
+		KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, pos, true,
+						      MPA_MAX_ULPDU), 0);
+		largest = max(largest, lo.span);
+		KUNIT_EXPECT_LT(test, lo.first_ptr + (lo.nr_markers - 1) *
+				512U, 65536U);
+	}
+	KUNIT_EXPECT_EQ(test, largest, (u32)MPA_FPDU_MAX_SPAN);
+}
+
+static void layout_rejects(struct kunit *test)
+{
+	struct mpa_fpdu_layout lo;
+	u8 out[16];
+
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_layout(&lo, 0, true, MPA_MAX_ULPDU + 1),
+			-EMSGSIZE);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_layout(&lo, 2, true, 10), -EINVAL);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_layout(&lo, 2, false, 10), 0);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_encode(0, true, out, 4, out, 15),
+			-ENOSPC);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_encode(0, true, out, 4, out, 16), 16);
+}
+
+static void zero_length_ulpdu(struct kunit *test)
+{
+	u8 out[16];
+
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(8, false, NULL, 0, out, 16), 8);
+	KUNIT_EXPECT_EQ(test, out[0], 0);
+	KUNIT_EXPECT_EQ(test, out[1], 0);
+	KUNIT_EXPECT_EQ(test, mpa_crc_get(out + 4), mpa_crc_value(out, 4));
+}
+
+/* The TX builder's path: scattered ULPDU, CRC from the layout */
+static void crc_scattered_matches(struct kunit *test)
+{
+	struct mpa_fpdu_layout lo;
+	struct mpa_buf v[3];
+	u8 *u, *out;
+	u32 pos, i;
+	int n;
+
+	u = kunit_kmalloc(test, 2000, GFP_KERNEL);
+	out = kunit_kmalloc(test, 2100, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, u);
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	for (i = 0; i < 2000; i++)
+		u[i] = i * 7 + 3;
+	v[0].base = u;
+	v[0].len = 3;
+	v[1].base = u + 3;
+	v[1].len = 1000;
+	v[2].base = u + 1003;
+	v[2].len = 997;
+	for (pos = 0; pos < 1024; pos += 36) {
+		n = mpa_fpdu_encode(pos, true, u, 2000, out, 2100);
+		KUNIT_ASSERT_GT(test, n, 0);
+		KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, pos, true, 2000), 0);
+		KUNIT_EXPECT_EQ(test, mpa_fpdu_crc(&lo, v, 3),
+				mpa_crc_get(out + n - 4));
+	}
+}
+
+static void piece_fill_bytes(struct kunit *test)
+{
+	struct mpa_fpdu_layout lo;
+	struct mpa_piece p = { .type = MPA_PIECE_MARKER, .len = 4,
+			       .fpduptr = 0x1234 };
+	u8 b[4];
+
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, 0, true, 0x2a), 0);
+	memset(b, 0xff, 4);
+	mpa_piece_fill(&lo, &p, b);
+	KUNIT_EXPECT_EQ(test, b[0], 0);
+	KUNIT_EXPECT_EQ(test, b[1], 0);
+	KUNIT_EXPECT_EQ(test, b[2], 0x12);
+	KUNIT_EXPECT_EQ(test, b[3], 0x34);
+	p.type = MPA_PIECE_HDR;
+	p.len = 2;
+	mpa_piece_fill(&lo, &p, b);
+	KUNIT_EXPECT_EQ(test, b[0], 0);
+	KUNIT_EXPECT_EQ(test, b[1], 0x2a);
+}
+
+static void fit_exact(struct kunit *test)
+{
+	struct mpa_fpdu_layout lo;
+	u32 pos, room;
+	int fit;
+
+	for (pos = 0; pos < 1024; pos += 20) {
+		for (room = 0; room < 1500; room += 37) {
+			fit = mpa_fpdu_fit(pos, true, room);
+			KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, pos, true,
+							      0), 0);
+			if (lo.span > room) {
+				KUNIT_EXPECT_EQ(test, fit, -ENOSPC);
+				continue;
+			}
+			KUNIT_ASSERT_GE(test, fit, 0);
+			KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, pos, true,
+							      fit), 0);
+			KUNIT_EXPECT_LE(test, lo.span, room);
+			KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, pos, true,
+							      fit + 1), 0);
+			KUNIT_EXPECT_GT(test, lo.span, room);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_fit(0, true, 11), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_fit(4, false, 7), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_fit(4, false, 8), 2);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_fit(4, false, 11), 2);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_fit(4, false, 12), 6);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_fit(0, false, 100000), MPA_MAX_ULPDU);
+}
+
+/* R-4.2-3, R-4.2-6: RESERVED and the two low FPDUPTR bits are ignored */
+static void marker_ptr_check(struct kunit *test)
+{
+	u8 m[4] = { 0xab, 0xcd, 0x00, 0x15 };
+
+	KUNIT_EXPECT_TRUE(test, mpa_marker_ptr_ok(m, 0x14));
+	m[3] = 0x17;
+	KUNIT_EXPECT_TRUE(test, mpa_marker_ptr_ok(m, 0x14));
+	m[3] = 0x18;
+	KUNIT_EXPECT_FALSE(test, mpa_marker_ptr_ok(m, 0x14));
+}
+
+/* R-4.3-9: Markers every 512 octets from SeqStart, e.g. 11, 523, 1035 */
+static void marker_positions(struct kunit *test)
+{
+	u32 seq_start = 11;
+
+	KUNIT_EXPECT_TRUE(test, mpa_marker_at(11 - seq_start));
+	KUNIT_EXPECT_TRUE(test, mpa_marker_at(523 - seq_start));
+	KUNIT_EXPECT_TRUE(test, mpa_marker_at(1035 - seq_start));
+	KUNIT_EXPECT_FALSE(test, mpa_marker_at(512 - seq_start));
+	seq_start = 0xffffff00;
+	KUNIT_EXPECT_TRUE(test, mpa_marker_at(0xffffff00 - seq_start));
+	KUNIT_EXPECT_TRUE(test, mpa_marker_at(0x100 - seq_start));
+	KUNIT_EXPECT_TRUE(test, mpa_marker_at(0x300 - seq_start));
+	KUNIT_EXPECT_FALSE(test, mpa_marker_at(0 - seq_start));
+}
+
+static struct kunit_case mpa_fpdu_cases[] = {
+	KUNIT_CASE(rfc5044_fig5),
+	KUNIT_CASE(rfc5044_fig6),
+	KUNIT_CASE(draft01_fig5),
+	KUNIT_CASE(draft01_fig6),
+	KUNIT_CASE(fig6_full_stream),
+	KUNIT_CASE(fig4_shaped),
+	KUNIT_CASE(pad_lengths),
+	KUNIT_CASE(pad_is_zero),
+	KUNIT_CASE(no_markers_when_off),
+	KUNIT_CASE(marker_at_start_belongs),
+	KUNIT_CASE(marker_before_crc),
+	KUNIT_CASE(marker_after_crc_deferred),
+	KUNIT_CASE(markers_point_at_header),
+	KUNIT_CASE(fpduptr_across_wrap),
+	KUNIT_CASE(pieces_tile_span),
+	KUNIT_CASE(max_span),
+	KUNIT_CASE(layout_rejects),
+	KUNIT_CASE(zero_length_ulpdu),
+	KUNIT_CASE(crc_scattered_matches),
+	KUNIT_CASE(piece_fill_bytes),
+	KUNIT_CASE(fit_exact),
+	KUNIT_CASE(marker_ptr_check),
+	KUNIT_CASE(marker_positions),
+	{}
+};
+
+static struct kunit_suite mpa_fpdu_suite = {
+	.name = "mpa_fpdu",
+	.test_cases = mpa_fpdu_cases,
+};
+
+kunit_test_suite(mpa_fpdu_suite);
