@@ -2,6 +2,7 @@
 # Shared helpers for mpa's test scripts. Source it; do not run it.
 
 MPA_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+HOME=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
 MPA_CACHE=${MPA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mpa}
 # Where make puts per-lane module builds and test binaries (git-ignored)
 MPA_BUILD=${MPA_BUILD:-$MPA_TOP/.build}
