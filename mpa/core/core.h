@@ -233,6 +233,21 @@ static inline bool mpa_marker_at(u32 pos)
 	return !(pos & (MPA_MARKER_INTERVAL - 1));
 }
 
+/**
+ * mpa_fpdu_hdr_off() - where ULPDU_Length sits in an FPDU's span
+ * @pos: stream position of the span, relative to SeqStart
+ * @markers: Markers are enabled in this direction
+ *
+ * Lets a receiver find the ULPDU_Length field of the next FPDU before it
+ * knows anything else about it.
+ *
+ * Return: 4 if the span opens with a Marker, else 0.
+ */
+static inline u32 mpa_fpdu_hdr_off(u32 pos, bool markers)
+{
+	return markers && mpa_marker_at(pos) ? MPA_MARKER_SIZE : 0;
+}
+
 int mpa_fpdu_layout(struct mpa_fpdu_layout *lo, u32 pos, bool markers,
 		    u32 ulpdu_len);
 bool mpa_fpdu_next_piece(const struct mpa_fpdu_layout *lo,
@@ -343,6 +358,8 @@ struct mpa_rx {
 	enum mpa_rx_error ev_detail;
 };
 
+enum mpa_rx_error mpa_fpdu_verify(const struct mpa_fpdu_layout *lo,
+				  const void *span, bool crc);
 int mpa_rx_init(struct mpa_rx *rx, u32 pos, bool markers, bool crc);
 u32 mpa_rx_feed(struct mpa_rx *rx, const void *buf, u32 len,
 		struct mpa_rx_event *ev);

@@ -325,3 +325,38 @@ bool mpa_marker_ptr_ok(const void *marker, u16 expected)
 	return (ptr & MPA_FPDUPTR_MASK) == (expected & MPA_FPDUPTR_MASK);
 }
 EXPORT_SYMBOL_IF_KUNIT(mpa_marker_ptr_ok);
+
+/**
+ * mpa_fpdu_verify() - check a received FPDU held in one flat buffer
+ * @lo: its layout, from its position and ULPDU_Length
+ * @span: the @lo->span octets of the FPDU as received
+ * @crc: CRCs are checked on this connection
+ *
+ * The CRC first, then every Marker's FPDUPTR against the layout
+ * (requirements A16).  A receiver holding the FPDU scattered (in skbs)
+ * does the same with mpa_crc_skb() over the first @lo->span - 4 octets
+ * and mpa_marker_ptr_ok() on each Marker piece.
+ *
+ * Return: %MPA_RX_OK, %MPA_RX_ERR_CRC (code 2) or %MPA_RX_ERR_MARKER
+ * (code 3).
+ */
+enum mpa_rx_error mpa_fpdu_verify(const struct mpa_fpdu_layout *lo,
+				  const void *span, bool crc)
+{
+	const u8 *in = span;
+	struct mpa_piece_iter it;
+	struct mpa_piece p;
+
+	if (crc && mpa_crc_get(in + lo->span - MPA_CRC_SIZE) !=
+		   mpa_crc_value(in, lo->span - MPA_CRC_SIZE))
+		return MPA_RX_ERR_CRC;
+
+	mpa_piece_iter_init(&it);
+	while (mpa_fpdu_next_piece(lo, &it, &p)) {
+		if (p.type == MPA_PIECE_MARKER &&
+		    !mpa_marker_ptr_ok(in + p.off, p.fpduptr))
+			return MPA_RX_ERR_MARKER;
+	}
+	return MPA_RX_OK;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_fpdu_verify);

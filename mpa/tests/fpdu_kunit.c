@@ -8,6 +8,7 @@
 #include <linux/errno.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/unaligned.h>
 
 #include "core/core.h"
 
@@ -475,6 +476,33 @@ static void marker_ptr_check(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, mpa_marker_ptr_ok(m, 0x14));
 }
 
+/* The in-place receiver's check: CRC first, then every Marker (A16) */
+static void verify_flat(struct kunit *test)
+{
+	struct mpa_fpdu_layout lo;
+	u8 s[52];
+
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_hdr_off(0x1ec, true), 0U);
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, 0x1ec, true,
+					      get_unaligned_be16(rfc_fig6)), 0);
+	KUNIT_ASSERT_EQ(test, lo.span, 52U);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_verify(&lo, rfc_fig6, true), MPA_RX_OK);
+	memcpy(s, rfc_fig6, 52);
+	s[23] = 0x18;
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_verify(&lo, s, true), MPA_RX_ERR_CRC);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_verify(&lo, s, false),
+			MPA_RX_ERR_MARKER);
+	mpa_crc_put(s + 48, mpa_crc_value(s, 48));
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_verify(&lo, s, true), MPA_RX_ERR_MARKER);
+
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_hdr_off(0, true), 4U);
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_hdr_off(0, false), 0U);
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, 0, true,
+					      get_unaligned_be16(rfc_fig5 + 4)),
+			0);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_verify(&lo, rfc_fig5, true), MPA_RX_OK);
+}
+
 /* R-4.3-9: Markers every 512 octets from SeqStart, e.g. 11, 523, 1035 */
 static void marker_positions(struct kunit *test)
 {
@@ -514,6 +542,7 @@ static struct kunit_case mpa_fpdu_cases[] = {
 	KUNIT_CASE(piece_fill_bytes),
 	KUNIT_CASE(fit_exact),
 	KUNIT_CASE(marker_ptr_check),
+	KUNIT_CASE(verify_flat),
 	KUNIT_CASE(marker_positions),
 	{}
 };

@@ -4,7 +4,8 @@
  * arbitrary streams, with and without Markers and CRCs, from arbitrary
  * start positions, fed whole and in arbitrary splits.  The results must
  * not depend on the split; the decoder must never read out of bounds,
- * report more ULPDU octets than ULPDU_Length or skip octets.
+ * report more ULPDU octets than ULPDU_Length or skip octets, and each
+ * verdict must agree with mpa_fpdu_verify() on the same octets.
  *
  * Input: flags (1) | start position (4, LE) | split seed (4, LE) | stream
  */
@@ -14,6 +15,25 @@
 
 #include "core/core.h"
 #include "fuzz.h"
+
+/* The flat checker must reach the same verdict as the streaming decoder */
+static void cross_check(const u8 *s, u32 len, u32 pos, bool markers,
+			bool crc, const struct mpa_rx_event *ev)
+{
+	struct mpa_fpdu_layout lo;
+	u32 off = ev->fpdu_pos - pos;
+	enum mpa_rx_error want;
+
+	if (ev->type == MPA_RX_EV_ERROR && ev->detail == MPA_RX_ERR_LENGTH)
+		return;
+	if (mpa_fpdu_layout(&lo, ev->fpdu_pos, markers, ev->ulpdu_len))
+		abort();
+	if (off > len || lo.span > len - off)
+		abort();
+	want = ev->type == MPA_RX_EV_FPDU ? MPA_RX_OK : ev->detail;
+	if (mpa_fpdu_verify(&lo, s + off, crc) != want)
+		abort();
+}
 
 struct result {
 	u32 fpdus;
@@ -61,6 +81,7 @@ static void decode(const u8 *s, u32 len, u32 pos, bool markers, bool crc,
 			case MPA_RX_EV_FPDU:
 				if (staged != ev.ulpdu_len)
 					abort();
+				cross_check(s, len, pos, markers, crc, &ev);
 				r->fpdus++;
 				r->octets += staged;
 				r->hash ^= hash + r->fpdus;
@@ -78,6 +99,7 @@ static void decode(const u8 *s, u32 len, u32 pos, bool markers, bool crc,
 					abort();
 				if (!markers && ev.detail == MPA_RX_ERR_MARKER)
 					abort();
+				cross_check(s, len, pos, markers, crc, &ev);
 				/* sticky */
 				if (mpa_rx_feed(&rx, s, len, &ev) ||
 				    ev.type != MPA_RX_EV_ERROR)

@@ -119,6 +119,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (mpa_fpdu_crc(&lo, v, 3) !=
 		    mpa_crc_get(stream + total + span - 4))
 			abort();
+		if (mpa_fpdu_verify(&lo, stream + total, true) != MPA_RX_OK)
+			abort();
 
 		fit = mpa_fpdu_fit(pos + total, markers, span);
 		if (fit < (int)len)
