@@ -9,7 +9,18 @@
  */
 #include <linux/module.h>
 
+#include "conn.h"
 #include "mpa.h"
+
+bool mpa_allow_crc_off;
+module_param_named(allow_crc_off, mpa_allow_crc_off, bool, 0644);
+MODULE_PARM_DESC(allow_crc_off,
+		 "Let sockets announce that they need no CRC (RFC 5044 4.4: an administrator's decision; default N)");
+
+unsigned int mpa_startup_timeout_ms = 10000;
+module_param_named(startup_timeout_ms, mpa_startup_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(startup_timeout_ms,
+		 "Default time for the peer's MPA Request or Reply to arrive, in ms");
 
 static int __init mpa_init(void)
 {

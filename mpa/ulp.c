@@ -4,9 +4,9 @@
  * TCP sockets.
  */
 #include <linux/module.h>
-#include <linux/slab.h>
 #include <kunit/visibility.h>
 
+#include "conn.h"
 #include "mpa.h"
 
 /*
@@ -16,35 +16,21 @@
  */
 static int mpa_ulp_init(struct sock *sk)
 {
-	struct mpa_sock *msk;
-
-	/*
-	 * MPA frames a connected byte stream: the startup frames are the
-	 * first octets each side sends once the ULP is attached (R-7.1-1).
-	 */
-	if (sk->sk_state != TCP_ESTABLISHED)
-		return -ENOTCONN;
-
-	msk = kzalloc(sizeof(*msk), sk->sk_allocation);
-	if (!msk)
-		return -ENOMEM;
-	msk->sk = sk;
-	rcu_assign_pointer(inet_csk(sk)->icsk_ulp_data, msk);
-	return 0;
+	return mpa_sock_attach(sk);
 }
 
 /*
  * Called when the socket is destroyed, which may be in softirq context:
- * must not sleep.
+ * must not sleep. The connection was stopped when the socket was closed.
  */
 static void mpa_ulp_release(struct sock *sk)
 {
-	struct mpa_sock *msk = mpa_sk(sk);
+	struct mpa_conn *c = mpa_conn(sk);
 
-	if (!msk)
+	if (!c)
 		return;
 	rcu_assign_pointer(inet_csk(sk)->icsk_ulp_data, NULL);
-	kfree_rcu(msk, rcu);
+	mpa_conn_free(c);
 }
 
 struct tcp_ulp_ops mpa_ulp_ops __read_mostly = {

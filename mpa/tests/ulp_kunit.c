@@ -12,6 +12,7 @@
 #include <net/sock.h>
 #include <net/tcp.h>
 
+#include "conn.h"
 #include "mpa.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
@@ -105,7 +106,8 @@ static int mpa_test_refs(void)
 static bool mpa_test_attached(struct socket *sock)
 {
 	return inet_csk(sock->sk)->icsk_ulp_ops == &mpa_ulp_ops &&
-	       mpa_sk(sock->sk) && mpa_sk(sock->sk)->sk == sock->sk;
+	       mpa_conn(sock->sk) && mpa_conn(sock->sk)->sk == sock->sk &&
+	       mpa_conn_state(mpa_conn(sock->sk)) == MPA_STATE_STREAMING;
 }
 
 static void mpa_test_attach_both(struct kunit *test, int family)
@@ -134,15 +136,15 @@ static void mpa_ulp_attach_ipv6(struct kunit *test)
 static void mpa_ulp_attach_twice(struct kunit *test)
 {
 	struct mpa_test_pair *p = mpa_test_pair_new(test, AF_INET);
-	struct mpa_sock *msk;
+	struct mpa_conn *msk;
 	int refs;
 
 	KUNIT_ASSERT_EQ(test, 0, mpa_test_attach(p->client));
-	msk = mpa_sk(p->client->sk);
+	msk = mpa_conn(p->client->sk);
 	refs = mpa_test_refs();
 	KUNIT_EXPECT_EQ(test, -EEXIST, mpa_test_attach(p->client));
 	/* The first attachment is untouched and no reference leaked. */
-	KUNIT_EXPECT_PTR_EQ(test, msk, mpa_sk(p->client->sk));
+	KUNIT_EXPECT_PTR_EQ(test, msk, mpa_conn(p->client->sk));
 	KUNIT_EXPECT_EQ(test, refs, mpa_test_refs());
 }
 

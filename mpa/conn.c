@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA connection object: lifetime, socket callbacks, errors and the
+ * negotiated result.
+ */
+#include <linux/slab.h>
+#include <net/tcp.h>
+
+#include "conn.h"
+
+static void mpa_conn_work(struct work_struct *work);
+static void mpa_conn_timeout(struct timer_list *t);
+
+/*
+ * Socket callbacks. They run in softirq context (or in process context from
+ * the socket backlog) and only hand work to mpa_conn_work(), which runs the
+ * state machine under the socket lock.
+ */
+static void mpa_data_ready(struct sock *sk)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+
+	if (mpa_conn_in_startup(c))
+		mpa_conn_schedule(c);
+	else
+		c->saved_data_ready(sk);
+}
+
+static void mpa_write_space(struct sock *sk)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+
+	if (READ_ONCE(c->tx_sent) != READ_ONCE(c->tx_len))
+		mpa_conn_schedule(c);
+	c->saved_write_space(sk);
+}
+
+static void mpa_state_change(struct sock *sk)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+
+	if (mpa_conn_in_startup(c))
+		mpa_conn_schedule(c);
+	c->saved_state_change(sk);
+}
+
+/**
+ * mpa_conn_create() - attach a new MPA connection object to a TCP socket
+ * @sk: a connected TCP socket, locked by the caller
+ * @gfp: allocation flags
+ *
+ * Return: the object, in state %MPA_STATE_STREAMING, or NULL.
+ */
+struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp)
+{
+	struct mpa_conn *c;
+
+	c = kzalloc(sizeof(*c), gfp);
+	if (!c)
+		return NULL;
+	c->sk = sk;
+	c->sk_proto = sk->sk_prot;
+	c->state = MPA_STATE_STREAMING;
+	mpa_policy_default(&c->policy);
+	c->timeout_ms = READ_ONCE(mpa_startup_timeout_ms);
+	INIT_WORK(&c->work, mpa_conn_work);
+	timer_setup(&c->timer, mpa_conn_timeout, 0);
+
+	write_lock_bh(&sk->sk_callback_lock);
+	c->saved_data_ready = sk->sk_data_ready;
+	c->saved_write_space = sk->sk_write_space;
+	c->saved_state_change = sk->sk_state_change;
+	rcu_assign_pointer(inet_csk(sk)->icsk_ulp_data, c);
+	sk->sk_data_ready = mpa_data_ready;
+	sk->sk_write_space = mpa_write_space;
+	sk->sk_state_change = mpa_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+	return c;
+}
+
+/**
+ * mpa_conn_stop() - stop the connection's timer and work, restore callbacks
+ * @c: the connection
+ *
+ * Called when the socket is closed, without the socket lock (the work takes
+ * it). The object stays attached to the socket until it is destroyed.
+ */
+void mpa_conn_stop(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = c->saved_data_ready;
+	sk->sk_write_space = c->saved_write_space;
+	sk->sk_state_change = c->saved_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+
+	timer_delete_sync(&c->timer);
+	if (cancel_work_sync(&c->work))
+		sock_put(sk);
+}
+
+/**
+ * mpa_conn_free() - free the connection object after an RCU grace period
+ * @c: the connection, already stopped
+ *
+ * May be called in softirq context (socket destruction).
+ */
+void mpa_conn_free(struct mpa_conn *c)
+{
+	kfree_rcu(c, rcu);
+}
+
+/**
+ * mpa_conn_schedule() - run the connection's work soon
+ * @c: the connection
+ *
+ * Any context. The work holds a reference on the socket.
+ */
+void mpa_conn_schedule(struct mpa_conn *c)
+{
+	sock_hold(c->sk);
+	if (!queue_work(system_wq, &c->work))
+		sock_put(c->sk);
+}
+
+static void mpa_conn_work(struct work_struct *work)
+{
+	struct mpa_conn *c = container_of(work, struct mpa_conn, work);
+	struct sock *sk = c->sk;
+
+	lock_sock(sk);
+	if (test_and_clear_bit(MPA_EV_TIMEOUT, &c->events) &&
+	    (mpa_conn_state(c) == MPA_STATE_AWAIT_REQUEST ||
+	     mpa_conn_state(c) == MPA_STATE_AWAIT_REPLY))
+		/* R-7.1.2-21, R-7.1.2-25 */
+		mpa_conn_fail(c, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT,
+			      ETIMEDOUT, true);
+	mpa_startup_process(c);
+	release_sock(sk);
+	sock_put(sk);
+}
+
+static void mpa_conn_timeout(struct timer_list *t)
+{
+	struct mpa_conn *c = from_timer(c, t, timer);
+
+	set_bit(MPA_EV_TIMEOUT, &c->events);
+	mpa_conn_schedule(c);
+}
+
+/**
+ * mpa_conn_wake() - wake everybody waiting on the socket
+ * @c: the connection
+ *
+ * Blocking callers, poll and epoll re-evaluate the state; the wake-up has
+ * no poll key, so epoll waiters for any event see it.
+ */
+void mpa_conn_wake(struct mpa_conn *c)
+{
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(c->sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_all(&wq->wait);
+	rcu_read_unlock();
+}
+
+/**
+ * mpa_conn_set_state() - move to a new state and wake waiters
+ * @c: the connection, socket locked
+ * @state: enum mpa_state
+ */
+void mpa_conn_set_state(struct mpa_conn *c, u8 state)
+{
+	WRITE_ONCE(c->state, state);
+	if (state != MPA_STATE_AWAIT_REQUEST && state != MPA_STATE_AWAIT_REPLY)
+		timer_delete(&c->timer);
+	mpa_conn_wake(c);
+}
+
+/**
+ * mpa_conn_fail() - the startup phase failed
+ * @c: the connection, socket locked
+ * @code: RFC 5044 section 8 error code
+ * @reason: enum mpa_reason
+ * @errnum: the errno to report (positive)
+ * @close: close TCP now
+ *
+ * Records the error and moves to %MPA_STATE_FAILED. With @close, TCP is
+ * closed gracefully with a FIN and the error set on the socket: code 4
+ * requires an immediate close (R-8-6), and a FIN is the graceful way
+ * (ambiguity A5); nothing that was received is delivered after this.
+ */
+void mpa_conn_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum,
+		   bool close)
+{
+	struct sock *sk = c->sk;
+
+	if (mpa_conn_state(c) == MPA_STATE_FAILED)
+		return;
+	c->err.code = code;
+	c->err.reason = reason;
+	c->err.errnum = errnum;
+	if (close) {
+		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SHUTDOWN_MASK);
+		c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
+		if (!sk->sk_err)
+			WRITE_ONCE(sk->sk_err, errnum);
+		sk_error_report(sk);
+	}
+	mpa_conn_set_state(c, MPA_STATE_FAILED);
+}
+
+/**
+ * mpa_conn_mulpdu() - the current MULPDU (RFC 5044 section 4.5)
+ * @c: the connection
+ *
+ * From TCP's current MSS (ambiguity A13: mss_cache, as tcp_current_mss()
+ * is not available to modules) and this direction's Marker state.
+ *
+ * Return: MULPDU, clamped to 128..64768.
+ */
+u32 mpa_conn_mulpdu(const struct mpa_conn *c)
+{
+	return mpa_mulpdu(READ_ONCE(tcp_sk(c->sk)->mss_cache),
+			  c->params.tx_markers);
+}
+
+/**
+ * mpa_conn_result() - what the startup phase negotiated
+ * @c: the connection, socket locked
+ * @res: filled in
+ */
+void mpa_conn_result(const struct mpa_conn *c, struct mpa_result *res)
+{
+	const struct mpa_params *p = &c->params;
+
+	memset(res, 0, sizeof(*res));
+	res->revision = p->rev;
+	res->flags = (p->tx_markers ? MPA_RESULT_TX_MARKERS : 0) |
+		     (p->rx_markers ? MPA_RESULT_RX_MARKERS : 0) |
+		     (p->crc ? MPA_RESULT_CRC : 0) |
+		     (p->enhanced ? MPA_RESULT_ENHANCED : 0) |
+		     (p->p2p ? MPA_RESULT_PEER_TO_PEER : 0) |
+		     (c->tx_held ? MPA_RESULT_TX_HELD : 0);
+	res->rtr = p->rtr;
+	res->role = c->role;
+	res->ird = p->ird;
+	res->ord = p->ord;
+	res->mulpdu = mpa_conn_mulpdu(c);
+}
+
+/**
+ * mpa_conn_frame_info() - describe the startup frame received
+ * @c: the connection, socket locked, with a frame received
+ * @fi: filled in
+ */
+void mpa_conn_frame_info(const struct mpa_conn *c, struct mpa_frame_info *fi)
+{
+	const struct mpa_frame *f = &c->peer;
+
+	memset(fi, 0, sizeof(*fi));
+	fi->revision = f->rev;
+	fi->flags = (f->m ? MPA_FRAME_MARKERS : 0) |
+		    (f->c ? MPA_FRAME_CRC : 0) |
+		    (f->r ? MPA_FRAME_REJECT : 0) |
+		    (f->enhanced ? MPA_FRAME_ENHANCED : 0) |
+		    (f->p2p ? MPA_FRAME_PEER_TO_PEER : 0);
+	fi->res = f->res;
+	fi->rtr = f->rtr;
+	fi->pd_len = f->ulp_pd_len;
+	fi->ird = f->ird;
+	fi->ord = f->ord;
+}

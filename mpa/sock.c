@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA sockets: the userspace face of an MPA connection. A TCP socket with
+ * the "mpa" ULP gets MPA's struct proto and struct proto_ops, copies of
+ * TCP's with the calls MPA must see replaced. Options at SOL_MPA configure
+ * and run the startup phase; every other level still reaches TCP and IP.
+ */
+#include <linux/mutex.h>
+#include <linux/poll.h>
+#include <net/inet_common.h>
+#include <net/tcp.h>
+
+#include "conn.h"
+#include "mpa.h"
+
+enum {
+	MPA_V4,
+	MPA_V6,
+	MPA_NUM_FAMILIES,
+};
+
+static struct proto mpa_prots[MPA_NUM_FAMILIES];
+static struct proto_ops mpa_proto_ops[MPA_NUM_FAMILIES];
+/* The TCP struct proto each table was built from (read without the mutex) */
+static const struct proto *mpa_base_prot[MPA_NUM_FAMILIES];
+static DEFINE_MUTEX(mpa_prot_mutex);
+
+static bool mpa_nonblock(const struct sock *sk)
+{
+	const struct socket *sock = sk->sk_socket;
+
+	return sock && sock->file && (sock->file->f_flags & O_NONBLOCK);
+}
+
+/* The errno a finished startup reports, 0 for success. */
+static int mpa_startup_errno(const struct mpa_conn *c)
+{
+	switch (mpa_conn_state(c)) {
+	case MPA_STATE_REQUEST_RECEIVED:
+	case MPA_STATE_FULL:
+		return 0;
+	case MPA_STATE_REJECTED:
+		return c->role == MPA_ROLE_INITIATOR ? -ECONNREFUSED : 0;
+	case MPA_STATE_FAILED:
+		return -c->err.errnum;
+	}
+	return -EINPROGRESS;
+}
+
+static int mpa_opt_start(struct mpa_conn *c)
+{
+	long timeo = MAX_SCHEDULE_TIMEOUT;
+	int ret;
+
+	ret = mpa_startup_start(c);
+	if (ret)
+		return ret;
+	if (!mpa_startup_frame_received(c)) {
+		if (mpa_nonblock(c->sk))
+			return -EINPROGRESS;
+		ret = mpa_startup_wait(c, &timeo, mpa_startup_frame_received);
+		if (ret)
+			return ret;
+	}
+	return mpa_startup_errno(c);
+}
+
+static int mpa_opt_answer(struct mpa_conn *c, bool reject, sockptr_t optval,
+			  unsigned int optlen)
+{
+	u8 pd[MPA_MAX_PRIVATE_DATA];
+	long timeo;
+	int ret;
+
+	if (optlen > sizeof(pd))
+		return -EMSGSIZE;
+	if (copy_from_sockptr(pd, optval, optlen))
+		return -EFAULT;
+	ret = mpa_startup_answer(c, reject, pd, optlen);
+	if (ret || mpa_startup_finished(c))
+		return ret;
+	/* TCP's send buffer is full of earlier stream data */
+	if (mpa_nonblock(c->sk))
+		return -EINPROGRESS;
+	timeo = sock_sndtimeo(c->sk, false);
+	ret = mpa_startup_wait(c, &timeo, mpa_startup_finished);
+	if (ret)
+		return ret;
+	return mpa_conn_state(c) == MPA_STATE_FAILED ? -c->err.errnum : 0;
+}
+
+static int mpa_get_u32(sockptr_t optval, unsigned int optlen, u32 *val)
+{
+	if (optlen != sizeof(*val))
+		return -EINVAL;
+	return copy_from_sockptr(val, optval, sizeof(*val)) ? -EFAULT : 0;
+}
+
+/* Options that configure the startup phase: only before it starts. */
+static int mpa_set_config(struct mpa_conn *c, int optname, sockptr_t optval,
+			  unsigned int optlen)
+{
+	struct mpa_policy *pol = &c->policy;
+	struct mpa_enhanced enh;
+	u32 val = 0;
+	int ret;
+
+	if (mpa_conn_state(c) != MPA_STATE_STREAMING)
+		return -EBUSY;
+
+	switch (optname) {
+	case MPA_PRIVATE_DATA:
+		if (optlen > MPA_MAX_PRIVATE_DATA)
+			return -EMSGSIZE;
+		if (copy_from_sockptr(c->local_pd, optval, optlen))
+			return -EFAULT;
+		c->local_pd_len = optlen;
+		return 0;
+	case MPA_ENHANCED:
+		if (optlen != sizeof(enh))
+			return -EINVAL;
+		if (copy_from_sockptr(&enh, optval, sizeof(enh)))
+			return -EFAULT;
+		if (enh.reserved || enh.flags & ~MPA_ENH_PEER_TO_PEER ||
+		    enh.rtr & ~MPA_RTR_ALL || enh.ird > MPA_IRD_ORD_MAX ||
+		    enh.ord > MPA_IRD_ORD_MAX)
+			return -EINVAL;
+		pol->ird = enh.ird;
+		pol->ord = enh.ord;
+		pol->p2p = enh.flags & MPA_ENH_PEER_TO_PEER;
+		pol->rtr = enh.rtr;
+		return 0;
+	}
+
+	ret = mpa_get_u32(optval, optlen, &val);
+	if (ret)
+		return ret;
+	switch (optname) {
+	case MPA_ROLE:
+		if (val != MPA_ROLE_INITIATOR && val != MPA_ROLE_RESPONDER)
+			return -EINVAL;
+		c->role = val;
+		return 0;
+	case MPA_MARKERS:
+		if (val > 1)
+			return -EINVAL;
+		pol->markers = val;
+		return 0;
+	case MPA_CRC:
+		if (val > 1)
+			return -EINVAL;
+		/*
+		 * RFC 5044 section 4.4: CRCs are on by default; only the
+		 * administrator may allow a connection to announce C=0
+		 * (R-4.4-4, R-4.4-5).
+		 */
+		if (!val && !READ_ONCE(mpa_allow_crc_off))
+			return -EPERM;
+		pol->crc = val;
+		return 0;
+	case MPA_REVISION:
+		if (val > MPA_REVISION_2)
+			return -EINVAL;
+		pol->rev = val;
+		return 0;
+	case MPA_PERMISSIVE:
+		if (val > 1)
+			return -EINVAL;
+		pol->permissive = val;
+		return 0;
+	case MPA_TIMEOUT:
+		if (!val)
+			return -EINVAL;
+		c->timeout_ms = val;
+		return 0;
+	}
+	return -ENOPROTOOPT;
+}
+
+static int mpa_do_setsockopt(struct mpa_conn *c, int optname, sockptr_t optval,
+			     unsigned int optlen)
+{
+	switch (optname) {
+	case MPA_START:
+		return mpa_opt_start(c);
+	case MPA_ACCEPT:
+	case MPA_REJECT:
+		return mpa_opt_answer(c, optname == MPA_REJECT, optval, optlen);
+	case MPA_ROLE:
+	case MPA_MARKERS:
+	case MPA_CRC:
+	case MPA_REVISION:
+	case MPA_PERMISSIVE:
+	case MPA_ENHANCED:
+	case MPA_PRIVATE_DATA:
+	case MPA_TIMEOUT:
+		return mpa_set_config(c, optname, optval, optlen);
+	}
+	return -ENOPROTOOPT;
+}
+
+static int mpa_setsockopt(struct sock *sk, int level, int optname,
+			  sockptr_t optval, unsigned int optlen)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+	int ret;
+
+	if (level != SOL_MPA)
+		return c->sk_proto->setsockopt(sk, level, optname, optval,
+					       optlen);
+	lock_sock(sk);
+	ret = mpa_do_setsockopt(c, optname, optval, optlen);
+	release_sock(sk);
+	return ret;
+}
+
+/* Copy @len octets of @val out; a shorter buffer gets -ERANGE or -EINVAL. */
+static int mpa_put(char __user *optval, int __user *optlen, int len,
+		   const void *val, int size, bool range)
+{
+	if (len < size) {
+		if (!range)
+			return -EINVAL;
+		return put_user(size, optlen) ? -EFAULT : -ERANGE;
+	}
+	if (copy_to_user(optval, val, size) || put_user(size, optlen))
+		return -EFAULT;
+	return 0;
+}
+
+static int mpa_do_getsockopt(struct mpa_conn *c, int optname,
+			     char __user *optval, int __user *optlen, int len)
+{
+	const struct mpa_policy *pol = &c->policy;
+	union {
+		u32 u;
+		struct mpa_enhanced enh;
+		struct mpa_frame_info fi;
+		struct mpa_result res;
+		struct mpa_error_info err;
+	} v;
+	int size = sizeof(u32);
+
+	memset(&v, 0, sizeof(v));
+	switch (optname) {
+	case MPA_ROLE:
+		v.u = c->role;
+		break;
+	case MPA_MARKERS:
+		v.u = pol->markers;
+		break;
+	case MPA_CRC:
+		v.u = pol->crc;
+		break;
+	case MPA_REVISION:
+		v.u = pol->rev;
+		break;
+	case MPA_PERMISSIVE:
+		v.u = pol->permissive;
+		break;
+	case MPA_TIMEOUT:
+		v.u = c->timeout_ms;
+		break;
+	case MPA_STATE:
+		v.u = mpa_conn_state(c);
+		break;
+	case MPA_ENHANCED:
+		v.enh.ird = pol->ird;
+		v.enh.ord = pol->ord;
+		v.enh.flags = pol->p2p ? MPA_ENH_PEER_TO_PEER : 0;
+		v.enh.rtr = pol->rtr;
+		size = sizeof(v.enh);
+		break;
+	case MPA_PRIVATE_DATA:
+		return mpa_put(optval, optlen, len, c->local_pd,
+			       c->local_pd_len, true);
+	case MPA_PEER_FRAME:
+		if (!c->have_peer)
+			return -ENODATA;
+		mpa_conn_frame_info(c, &v.fi);
+		size = sizeof(v.fi);
+		break;
+	case MPA_PEER_PRIVATE_DATA:
+		if (!c->have_peer)
+			return -ENODATA;
+		return mpa_put(optval, optlen, len, c->peer.pd,
+			       c->peer.ulp_pd_len, true);
+	case MPA_RESULT:
+		if (mpa_conn_state(c) != MPA_STATE_FULL)
+			return -ENOTCONN;
+		mpa_conn_result(c, &v.res);
+		size = sizeof(v.res);
+		break;
+	case MPA_ERROR:
+		v.err = c->err;
+		size = sizeof(v.err);
+		break;
+	case MPA_STATS:
+		return mpa_put(optval, optlen, len, &c->stats,
+			       sizeof(c->stats), false);
+	default:
+		return -ENOPROTOOPT;
+	}
+	return mpa_put(optval, optlen, len, &v, size, false);
+}
+
+static int mpa_getsockopt(struct sock *sk, int level, int optname,
+			  char __user *optval, int __user *optlen)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+	int len, ret;
+
+	if (level != SOL_MPA)
+		return c->sk_proto->getsockopt(sk, level, optname, optval,
+					       optlen);
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (len < 0)
+		return -EINVAL;
+	lock_sock(sk);
+	ret = mpa_do_getsockopt(c, optname, optval, optlen, len);
+	release_sock(sk);
+	return ret;
+}
+
+/*
+ * Until Full Operation the socket carries the plain stream (before the
+ * startup phase, and after a reject); during the startup phase nothing may
+ * cut into the frames; after a failure nothing more is delivered.
+ */
+static int mpa_stream_errno(const struct mpa_conn *c)
+{
+	switch (mpa_conn_state(c)) {
+	case MPA_STATE_STREAMING:
+	case MPA_STATE_REJECTED:
+		return 0;
+	case MPA_STATE_FAILED:
+		return -c->err.errnum;
+	case MPA_STATE_FULL:
+		return -EOPNOTSUPP;
+	}
+	return -EINPROGRESS;
+}
+
+static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+	int ret = mpa_stream_errno(c);
+
+	return ret ?: c->sk_proto->sendmsg(sk, msg, size);
+}
+
+static int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
+		       int flags, int *addr_len)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+	int ret = mpa_stream_errno(c);
+
+	return ret ?: c->sk_proto->recvmsg(sk, msg, len, flags, addr_len);
+}
+
+/*
+ * Readiness follows the startup phase: a Responder with a Request to judge
+ * is readable; an Initiator's non-blocking MPA_START is over when the
+ * socket is writable (Full Operation or rejected) or has an error, as for
+ * connect().
+ */
+static __poll_t mpa_poll(struct file *file, struct socket *sock,
+			 struct poll_table_struct *wait)
+{
+	struct mpa_conn *c = mpa_conn(sock->sk);
+	__poll_t mask = tcp_poll(file, sock, wait);
+
+	switch (mpa_conn_state(c)) {
+	case MPA_STATE_AWAIT_REQUEST:
+	case MPA_STATE_AWAIT_REPLY:
+		mask &= ~(EPOLLIN | EPOLLRDNORM | EPOLLOUT | EPOLLWRNORM);
+		break;
+	case MPA_STATE_REQUEST_RECEIVED:
+		mask &= ~(EPOLLOUT | EPOLLWRNORM);
+		mask |= EPOLLIN | EPOLLRDNORM;
+		break;
+	}
+	return mask;
+}
+
+static void mpa_close(struct sock *sk, long timeout)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+
+	mpa_conn_stop(c);
+	lock_sock(sk);
+	WRITE_ONCE(sk->sk_prot, c->sk_proto);
+	release_sock(sk);
+	c->sk_proto->close(sk, timeout);
+}
+
+static void mpa_build_proto(struct proto *prot, const struct proto *base)
+{
+	*prot = *base;
+	prot->close = mpa_close;
+	prot->setsockopt = mpa_setsockopt;
+	prot->getsockopt = mpa_getsockopt;
+	prot->sendmsg = mpa_sendmsg;
+	prot->recvmsg = mpa_recvmsg;
+}
+
+static void mpa_build_proto_ops(struct proto_ops *ops,
+				const struct proto_ops *base)
+{
+	*ops = *base;
+	ops->poll = mpa_poll;
+}
+
+/*
+ * Build the family's tables from the socket's own (TCP's) the first time,
+ * and again should the socket's base differ: tcpv6_prot and
+ * inet6_stream_ops are not available to modules by name.
+ */
+static int mpa_sock_family(struct sock *sk)
+{
+	int f = sk->sk_family == AF_INET6 ? MPA_V6 : MPA_V4;
+
+	if (sk->sk_prot != smp_load_acquire(&mpa_base_prot[f])) {
+		mutex_lock(&mpa_prot_mutex);
+		if (sk->sk_prot != mpa_base_prot[f]) {
+			mpa_build_proto(&mpa_prots[f], sk->sk_prot);
+			mpa_build_proto_ops(&mpa_proto_ops[f],
+					    sk->sk_socket->ops);
+			smp_store_release(&mpa_base_prot[f], sk->sk_prot);
+		}
+		mutex_unlock(&mpa_prot_mutex);
+	}
+	return f;
+}
+
+/**
+ * mpa_sock_attach() - make a TCP socket an MPA socket
+ * @sk: a connected TCP socket, locked
+ *
+ * Return: 0, -ENOTCONN or -ENOMEM.
+ */
+int mpa_sock_attach(struct sock *sk)
+{
+	struct mpa_conn *c;
+	int f;
+
+	/*
+	 * MPA frames a connected byte stream: the startup frames are the
+	 * first octets each side sends once the ULP is attached (R-7.1-1).
+	 */
+	if (sk->sk_state != TCP_ESTABLISHED || !sk->sk_socket)
+		return -ENOTCONN;
+
+	f = mpa_sock_family(sk);
+	c = mpa_conn_create(sk, sk->sk_allocation);
+	if (!c)
+		return -ENOMEM;
+	WRITE_ONCE(sk->sk_prot, &mpa_prots[f]);
+	WRITE_ONCE(sk->sk_socket->ops, &mpa_proto_ops[f]);
+	return 0;
+}

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA startup phase (RFC 5044 section 7.1): the Request and the Reply go as
+ * plain stream octets; Full Operation starts right behind them.
+ *
+ * Received frames are read in place on TCP's receive queue and consumed
+ * only once complete and valid, exactly 20 + PD_Length octets: octets the
+ * peer sent before MPA was attached are part of the frame, and octets right
+ * behind it stay queued for what comes next (FPDUs, or the plain stream
+ * after a reject). Everything here runs in process context under the socket
+ * lock.
+ */
+#include <linux/uio.h>
+#include <net/tcp.h>
+
+#include "conn.h"
+
+/*
+ * Copy @len octets that start @off octets after TCP's copied_seq, without
+ * consuming them. Return: 0, or -EAGAIN if they are not all queued yet.
+ */
+static int mpa_peek(struct sock *sk, u32 off, void *buf, u32 len)
+{
+	u32 seq = tcp_sk(sk)->copied_seq + off;
+	struct sk_buff *skb;
+
+	skb_queue_walk(&sk->sk_receive_queue, skb) {
+		u32 start = TCP_SKB_CB(skb)->seq;
+		u32 skb_off, n;
+
+		if (TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN)
+			start++;
+		if (before(seq, start))
+			break;
+		skb_off = seq - start;
+		if (skb_off >= skb->len)
+			continue;
+		n = min(len, skb->len - skb_off);
+		if (skb_copy_bits(skb, skb_off, buf, n))
+			return -EFAULT;
+		buf += n;
+		seq += n;
+		len -= n;
+		if (!len)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+static enum mpa_role mpa_core_role(const struct mpa_conn *c)
+{
+	return c->role == MPA_ROLE_INITIATOR ? MPA_INITIATOR : MPA_RESPONDER;
+}
+
+static void mpa_enter_full(struct mpa_conn *c, const struct mpa_params *p)
+{
+	c->params = *p;
+	/* R-7.1.2-15: the Initiator always sends the first FPDU. */
+	c->tx_held = c->role == MPA_ROLE_RESPONDER;
+	mpa_conn_set_state(c, MPA_STATE_FULL);
+}
+
+/* Send what is left of the startup frame, as far as TCP takes it now. */
+static void mpa_startup_push(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+
+	while (c->tx_sent < c->tx_len) {
+		struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+		struct kvec kv = {
+			.iov_base = c->tx_frame + c->tx_sent,
+			.iov_len = c->tx_len - c->tx_sent,
+		};
+		int ret;
+
+		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);
+		ret = tcp_sendmsg_locked(sk, &msg, kv.iov_len);
+		if (ret == -EAGAIN)
+			return;		/* mpa_write_space() calls again */
+		if (ret <= 0) {
+			mpa_conn_fail(c, MPA_ERR_TCP_CLOSED,
+				      MPA_REASON_PEER_CLOSED, ECONNRESET, true);
+			return;
+		}
+		WRITE_ONCE(c->tx_sent, c->tx_sent + ret);
+		c->stats.startup_octets_tx += ret;
+		if (c->tx_sent < c->tx_len)
+			continue;
+		/* SeqStart of our direction: the octet right behind the frame */
+		c->tx_seq_start = tcp_sk(sk)->write_seq;
+		if (c->close_after_tx) {
+			/* Appendix C.2.1: the Reply went out; now close. */
+			c->close_after_tx = false;
+			WRITE_ONCE(sk->sk_shutdown,
+				   sk->sk_shutdown | SHUTDOWN_MASK);
+			c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
+			WRITE_ONCE(sk->sk_err, c->err.errnum);
+			sk_error_report(sk);
+		}
+		mpa_conn_wake(c);
+	}
+}
+
+/* Queue a startup frame of @len octets (already in c->tx_frame) and send. */
+static void mpa_startup_send(struct mpa_conn *c, int len)
+{
+	c->tx_len = len;
+	WRITE_ONCE(c->tx_sent, 0);
+	mpa_startup_push(c);
+}
+
+/* Initiator: the Reply arrived. */
+static void mpa_reply_in(struct mpa_conn *c)
+{
+	struct mpa_negotiation neg;
+
+	mpa_negotiate_reply(&c->policy, &c->peer, &neg);
+	switch (neg.action) {
+	case MPA_NEG_ACCEPT:
+		mpa_enter_full(c, &neg.params);
+		break;
+	case MPA_NEG_REJECTED:
+		/* R-7.1.2-13: leave MPA, keep TCP open (ambiguity A3) */
+		c->err.code = MPA_ERR_NONE;
+		c->err.reason = MPA_REASON_REJECTED;
+		c->err.errnum = ECONNREFUSED;
+		mpa_conn_set_state(c, MPA_STATE_REJECTED);
+		break;
+	default:
+		mpa_conn_fail(c, MPA_ERR_STARTUP, neg.reason, EPROTO, true);
+		break;
+	}
+}
+
+/* Responder: the Request arrived. */
+static void mpa_request_in(struct mpa_conn *c)
+{
+	int len;
+
+	mpa_negotiate_request(&c->policy, &c->peer, &c->neg);
+	switch (c->neg.action) {
+	case MPA_NEG_ACCEPT:
+		/* The consumer judges the Private Data (ambiguity A24). */
+		mpa_conn_set_state(c, MPA_STATE_REQUEST_RECEIVED);
+		break;
+	case MPA_NEG_REPLY_CLOSE:
+		/* Appendix C.2.1: answer with what we speak, then close */
+		len = mpa_reply_build(&c->neg, false, NULL, 0, c->tx_frame,
+				      sizeof(c->tx_frame));
+		mpa_conn_fail(c, MPA_ERR_STARTUP, c->neg.reason, EPROTO,
+			      len < 0);
+		if (len >= 0) {
+			c->close_after_tx = true;
+			mpa_startup_send(c, len);
+		}
+		break;
+	default:
+		mpa_conn_fail(c, MPA_ERR_STARTUP, c->neg.reason, EPROTO, true);
+		break;
+	}
+}
+
+/* Read the peer's startup frame once it is complete. */
+static void mpa_startup_rx(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	enum mpa_startup_reason r;
+	u32 avail = tcp_inq(sk);
+	struct mpa_frame f;
+	u32 need;
+
+	if (avail >= MPA_FRAME_HDR_SIZE &&
+	    !mpa_peek(sk, 0, c->rx_frame, MPA_FRAME_HDR_SIZE)) {
+		r = mpa_frame_parse_hdr(&f, c->rx_frame, mpa_core_role(c));
+		if (r != MPA_SR_OK) {
+			mpa_conn_fail(c, MPA_ERR_STARTUP, r, EPROTO, true);
+			return;
+		}
+		/* A6: exactly 20 + PD_Length octets, PD_Length <= 512 */
+		need = MPA_FRAME_HDR_SIZE + f.pd_len;
+		if (avail >= need &&
+		    !mpa_peek(sk, MPA_FRAME_HDR_SIZE,
+			      c->rx_frame + MPA_FRAME_HDR_SIZE, f.pd_len)) {
+			r = mpa_frame_parse_pd(&f, c->rx_frame +
+						   MPA_FRAME_HDR_SIZE);
+			if (r != MPA_SR_OK) {
+				mpa_conn_fail(c, MPA_ERR_STARTUP, r, EPROTO,
+					      true);
+				return;
+			}
+			tcp_read_done(sk, need);
+			/* SeqStart of the peer's direction (ambiguity A7) */
+			c->rx_seq_start = tcp_sk(sk)->copied_seq;
+			c->stats.startup_octets_rx += need;
+			c->peer = f;
+			c->have_peer = true;
+			if (c->role == MPA_ROLE_INITIATOR)
+				mpa_reply_in(c);
+			else
+				mpa_request_in(c);
+			return;
+		}
+	}
+
+	/* Incomplete: it never will be if the peer closed or reset. */
+	if (sk->sk_err || (sk->sk_shutdown & RCV_SHUTDOWN) ||
+	    sock_flag(sk, SOCK_DONE))
+		mpa_conn_fail(c, MPA_ERR_TCP_CLOSED,
+			      avail ? MPA_REASON_TRUNCATED :
+				      MPA_REASON_PEER_CLOSED,
+			      ECONNRESET, true);
+}
+
+/**
+ * mpa_startup_process() - make what progress the socket allows
+ * @c: the connection, socket locked, process context
+ *
+ * Reads a complete startup frame, sends what is left of ours.
+ */
+void mpa_startup_process(struct mpa_conn *c)
+{
+	switch (mpa_conn_state(c)) {
+	case MPA_STATE_AWAIT_REQUEST:
+	case MPA_STATE_AWAIT_REPLY:
+		mpa_startup_rx(c);
+		break;
+	}
+	if (c->tx_sent != c->tx_len)
+		mpa_startup_push(c);
+}
+
+/**
+ * mpa_startup_check_config() - can the configuration start?
+ * @c: the connection, socket locked
+ *
+ * Return: 0, -EINVAL without a role, -EMSGSIZE for Private Data that does
+ * not fit the revision (508 octets with Rev 2's IRD/ORD block).
+ */
+int mpa_startup_check_config(const struct mpa_conn *c)
+{
+	if (!c->role)
+		return -EINVAL;
+	if (c->role == MPA_ROLE_INITIATOR &&
+	    c->policy.rev == MPA_REVISION_2 &&
+	    c->local_pd_len > MPA_V2_PRIVATE_DATA)
+		return -EMSGSIZE;
+	return 0;
+}
+
+/**
+ * mpa_startup_start() - start the startup phase
+ * @c: the connection, socket locked
+ *
+ * An Initiator sends its Request; a Responder starts waiting for one. A
+ * frame already queued by the peer is read right away.
+ *
+ * Return: 0 once started, -EALREADY while in progress, -EISCONN when done,
+ * or a configuration error (see mpa_startup_check_config()).
+ */
+int mpa_startup_start(struct mpa_conn *c)
+{
+	struct mpa_frame req;
+	int ret;
+
+	if (mpa_conn_state(c) != MPA_STATE_STREAMING)
+		return mpa_conn_in_startup(c) ? -EALREADY : -EISCONN;
+	ret = mpa_startup_check_config(c);
+	if (ret)
+		return ret;
+	if (c->sk->sk_state != TCP_ESTABLISHED)
+		return -ENOTCONN;
+
+	mod_timer(&c->timer, jiffies + msecs_to_jiffies(c->timeout_ms));
+	if (c->role == MPA_ROLE_INITIATOR) {
+		mpa_request_frame(&c->policy, &req);
+		ret = mpa_frame_build(&req, c->local_pd, c->local_pd_len,
+				      c->tx_frame, sizeof(c->tx_frame));
+		if (ret < 0) {
+			timer_delete(&c->timer);
+			return ret;
+		}
+		WRITE_ONCE(c->state, MPA_STATE_AWAIT_REPLY);
+		mpa_startup_send(c, ret);
+	} else {
+		WRITE_ONCE(c->state, MPA_STATE_AWAIT_REQUEST);
+	}
+	mpa_startup_process(c);
+	return 0;
+}
+
+/**
+ * mpa_startup_answer() - the Responder accepts or rejects the Request
+ * @c: the connection, socket locked, in %MPA_STATE_REQUEST_RECEIVED
+ * @reject: reject (R=1): leave MPA and keep TCP open (R-7.1.2-7)
+ * @pd: the Reply's Private Data
+ * @pd_len: its length: up to 512 octets, 508 with Rev 2's IRD/ORD block
+ *
+ * Sends the Reply; accepting enters Full Operation.
+ *
+ * Return: 0, -EINVAL in another state, -EMSGSIZE for too much Private Data.
+ */
+int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
+		       u32 pd_len)
+{
+	int len;
+
+	if (mpa_conn_state(c) != MPA_STATE_REQUEST_RECEIVED)
+		return -EINVAL;
+	if (pd_len > (c->neg.reply.enhanced ? MPA_V2_PRIVATE_DATA :
+					      MPA_MAX_PRIVATE_DATA))
+		return -EMSGSIZE;
+	len = mpa_reply_build(&c->neg, reject, pd, pd_len, c->tx_frame,
+			      sizeof(c->tx_frame));
+	if (len < 0)
+		return len;
+	if (reject)
+		mpa_conn_set_state(c, MPA_STATE_REJECTED);
+	else
+		mpa_enter_full(c, &c->neg.params);
+	mpa_startup_send(c, len);
+	return 0;
+}
+
+/**
+ * mpa_startup_frame_received() - has the Responder's wait for a Request, or
+ *	the Initiator's for a Reply, ended?
+ * @c: the connection
+ */
+bool mpa_startup_frame_received(const struct mpa_conn *c)
+{
+	u8 state = mpa_conn_state(c);
+
+	return state != MPA_STATE_AWAIT_REQUEST &&
+	       state != MPA_STATE_AWAIT_REPLY;
+}
+
+/**
+ * mpa_startup_finished() - is our startup frame out (or the startup over)?
+ * @c: the connection
+ */
+bool mpa_startup_finished(const struct mpa_conn *c)
+{
+	return READ_ONCE(c->tx_sent) == READ_ONCE(c->tx_len) ||
+	       mpa_conn_state(c) == MPA_STATE_FAILED;
+}
+
+/**
+ * mpa_startup_wait() - wait until @done, making progress meanwhile
+ * @c: the connection, socket locked (released while sleeping)
+ * @timeo: how long to wait; updated
+ * @done: the condition
+ *
+ * The startup timer bounds the wait for a peer's frame.
+ *
+ * Return: 0, -EAGAIN when @timeo ran out, -EINTR on a signal (the startup
+ * goes on; poll tells when it is over).
+ */
+int mpa_startup_wait(struct mpa_conn *c, long *timeo,
+		     bool (*done)(const struct mpa_conn *c))
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = c->sk;
+	int ret = 0;
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (!done(c)) {
+		if (!*timeo) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		sk_wait_event(sk, timeo, done(c), &wait);
+		mpa_startup_process(c);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return ret;
+}
