@@ -25,7 +25,7 @@ struct mpa_test_pair {
 
 static int mpa_test_attach(struct socket *sock)
 {
-	static const char name[] = "mpa";
+	char name[] = "mpa";
 
 	return sock->ops->setsockopt(sock, SOL_TCP, TCP_ULP,
 				     KERNEL_SOCKPTR(name), sizeof(name) - 1);

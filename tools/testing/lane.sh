@@ -81,10 +81,11 @@ build_debug() {
 	start=$(date +%s)
 	msg "debug lane: building the debug kernel in $b (about 10 minutes on 2 cores)"
 	rm -rf "$dir" && mkdir -p "$b"
-	make -s -C "$src" O="$b" allnoconfig >&2
+	local log=$dir/build.log
+	make -s -C "$src" O="$b" allnoconfig > "$log" 2>&1
 	(cd "$b" && "$src/scripts/kconfig/merge_config.sh" -m -O "$b" .config \
-		"$MPA_TOP/tools/testing/config/debug.config" >/dev/null)
-	make -s -C "$src" O="$b" olddefconfig >&2
+		"$MPA_TOP/tools/testing/config/debug.config" >> "$log" 2>&1)
+	make -s -C "$src" O="$b" olddefconfig >> "$log" 2>&1
 	# Every option of the fragment must have survived olddefconfig.
 	local opt missing=
 	while read -r opt; do
@@ -92,9 +93,12 @@ build_debug() {
 		grep -qx "$opt" "$b/.config" || missing="$missing ${opt%%=*}"
 	done < "$MPA_TOP/tools/testing/config/debug.config"
 	[ -z "$missing" ] || die "debug.config options not in the final config:$missing"
-	make -s -C "$src" O="$b" -j"$(($(nproc) + 1))" bzImage modules >&2 ||
-		die "debug kernel build failed"
-	make -s -C "$src" O="$b" INSTALL_MOD_PATH="$dir/modroot" modules_install >&2
+	# The kernel's own warnings go to the log, not to the user.
+	if ! make -s -C "$src" O="$b" -j"$(($(nproc) + 1))" bzImage modules >> "$log" 2>&1; then
+		grep -E 'error|Error' "$log" | tail -n 20 >&2
+		die "debug kernel build failed (log: $log)"
+	fi
+	make -s -C "$src" O="$b" INSTALL_MOD_PATH="$dir/modroot" modules_install >> "$log" 2>&1
 	touch "$dir/.ready"
 	msg "debug lane: kernel built in $(($(date +%s) - start)) s"
 }
