@@ -10,7 +10,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-parts=${MPA_CHECK:-static fuzz stock debug}
+parts=${MPA_CHECK:-static fuzz runner stock debug}
 out=$MPA_BUILD/check
 T=$MPA_TOP/tools/testing
 total_pass=0 total_fail=0
@@ -151,6 +151,35 @@ if want fuzz; then
 	else
 		report fuzz 0 1
 	fi
+fi
+
+# The guest runner's own detectors must be able to fire, or a clean run
+# means nothing: the guest's exit status comes back, a kernel backtrace
+# fails the run (125), and the wall-clock limit stops a stuck guest (124).
+run_runner_checks() {
+	local p=0 f=0 rc name want cmd
+	while IFS='|' read -r name want cmd; do
+		"$T/vm/run" --lane stock --quiet --timeout "${cmd%%:*}" \
+			--results "$out/runner-$name" -- "${cmd#*:}" > "$out/runner-$name.log" 2>&1
+		rc=$?
+		if [ "$rc" = "$want" ]; then
+			p=$((p + 1))
+		else
+			f=$((f + 1))
+			msg "runner check $name: exit $rc, expected $want"
+		fi
+	done <<-EOF
+		status|3|300:modprobe mpa && exit 3
+		splat|125|300:echo l > /proc/sysrq-trigger; sleep 1; exit 0
+		timeout|124|25:sleep 600
+	EOF
+	report runner $p $f
+}
+
+if want runner; then
+	make -s -C "$MPA_TOP" modules-stock > "$out/runner-build.log" 2>&1 ||
+		cat "$out/runner-build.log" >&2
+	run_runner_checks
 fi
 
 if want stock || want debug; then
