@@ -1,0 +1,575 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hostile startup bytes from a raw peer: each gives the documented errno,
+ * reason and RFC 5044 section 8 code, leaves the socket FAILED, closes TCP
+ * (a FIN for code 4) and delivers nothing. Also what must be accepted:
+ * reserved bits and R=1 in a Request, and a slow but timely trickle.
+ */
+#include <signal.h>
+
+#include "kselftest_harness.h"
+#include "mpa_test.h"
+
+#define T_TIMEOUT	8000
+#define T_SHORT		300
+#define T_WAIT		10000
+
+FIXTURE(hostile)
+{
+	int mpa;	/* the module's socket */
+	int raw;	/* the raw peer */
+};
+
+FIXTURE_VARIANT(hostile)
+{
+	int family;
+};
+
+FIXTURE_VARIANT_ADD(hostile, ipv4)
+{
+	.family = AF_INET,
+};
+
+FIXTURE_VARIANT_ADD(hostile, ipv6)
+{
+	.family = AF_INET6,
+};
+
+FIXTURE_SETUP(hostile)
+{
+	signal(SIGPIPE, SIG_IGN);
+	ASSERT_EQ(0, mpa_tcp_pair(variant->family, &self->raw, &self->mpa));
+}
+
+FIXTURE_TEARDOWN(hostile)
+{
+	close(self->mpa);
+	if (self->raw >= 0)
+		close(self->raw);
+}
+
+/*
+ * The socket failed as it should: errno already checked by the caller;
+ * MPA_ERROR, state FAILED, nothing readable on it.
+ */
+static void check_failed(struct __test_metadata *_metadata, int m,
+			 __u32 code, __u32 reason, int err)
+{
+	char buf[64];
+	ssize_t r;
+
+	EXPECT_MPA_STATE(m, MPA_STATE_FAILED);
+	EXPECT_MPA_ERROR(m, code, reason, err);
+	r = recv(m, buf, sizeof(buf), MSG_DONTWAIT);
+	EXPECT_GE(0, r);
+	if (r > 0)
+		TH_LOG("%zd octets delivered after a failed startup", r);
+}
+
+/* Responder, blocking: the raw initiator's @len octets, then failure. */
+static void responder_fails(struct __test_metadata *_metadata, int m, int r,
+			    const void *bytes, size_t len, int err,
+			    __u32 reason)
+{
+	if (mpa_get(m, MPA_ROLE) != MPA_ROLE_RESPONDER)
+		ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(len, t_send(r, bytes, len));
+	EXPECT_EQ(-1, mpa_start(m));
+	EXPECT_EQ(err, errno);
+	check_failed(_metadata, m, MPA_ERR_STARTUP, reason, err);
+	/* Closed with a FIN, no Reply before it. */
+	EXPECT_EQ(0, t_wait_eof(r, T_WAIT));
+}
+
+TEST_F(hostile, bad_key_http)
+{
+	static const char http[] =
+		"GET / HTTP/1.1\r\nHost: localhost\r\nAccept: */*\r\n\r\n";
+
+	responder_fails(_metadata, self->mpa, self->raw, http,
+			sizeof(http) - 1, EPROTO, MPA_REASON_BAD_KEY);
+}
+
+TEST_F(hostile, bad_key_zeros)
+{
+	uint8_t zeros[T_HDR] = {};
+
+	responder_fails(_metadata, self->mpa, self->raw, zeros, sizeof(zeros),
+			EPROTO, MPA_REASON_BAD_KEY);
+}
+
+TEST_F(hostile, bad_key_tls_hello)
+{
+	uint8_t hello[T_HDR + 12] = { 0x16, 0x03, 0x01, 0x00, 0x1c, 0x01 };
+
+	responder_fails(_metadata, self->mpa, self->raw, hello, sizeof(hello),
+			EPROTO, MPA_REASON_BAD_KEY);
+}
+
+TEST_F(hostile, bad_key_one_octet)
+{
+	uint8_t req[T_HDR];
+
+	t_frame(req, false, T_C, 1, NULL, 0);
+	req[15] ^= 0x20;	/* "MPA ID Req FramE" */
+	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
+			EPROTO, MPA_REASON_BAD_KEY);
+}
+
+TEST_F(hostile, bad_revision_3)
+{
+	uint8_t req[T_HDR];
+
+	t_frame(req, false, T_C, 3, NULL, 0);
+	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
+			EPROTO, MPA_REASON_BAD_REV);
+}
+
+TEST_F(hostile, bad_revision_255)
+{
+	uint8_t req[T_HDR + 4];
+
+	t_frame(req, false, T_M | T_C, 255, "abcd", 4);
+	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
+			EPROTO, MPA_REASON_BAD_REV);
+}
+
+TEST_F(hostile, pd_length_513)
+{
+	uint8_t req[T_HDR + 513];
+
+	t_hdr(req, false, T_C, 1, 513);
+	t_pattern(req + T_HDR, 513, 1);
+	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
+			EPROTO, MPA_REASON_PD_TOO_LONG);
+}
+
+TEST_F(hostile, pd_length_65535)
+{
+	uint8_t req[T_HDR];
+
+	t_hdr(req, false, T_C, 1, 0xffff);
+	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
+			EPROTO, MPA_REASON_PD_TOO_LONG);
+}
+
+/* Rev 2 with E set but no room for the IRD/ORD block. */
+TEST_F(hostile, rev2_block_missing)
+{
+	uint8_t req[T_HDR + 2];
+
+	t_hdr(req, false, T_C | T_E, 2, 2);
+	req[T_HDR] = req[T_HDR + 1] = 0;
+	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
+			EPROTO, MPA_REASON_V2_SHORT);
+}
+
+TEST_F(hostile, reply_at_responder)
+{
+	uint8_t rep[T_HDR];
+
+	t_frame(rep, true, T_C, 1, NULL, 0);
+	responder_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
+			EPROTO, MPA_REASON_REPLY_AT_RESPONDER);
+}
+
+/* Rev 2 peer-to-peer with no RTR type the responder accepts. */
+TEST_F(hostile, rev2_no_common_rtr)
+{
+	uint8_t req[T_HDR + 4];
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set_enh(self->mpa, 4, 4, 0, MPA_RTR_WRITE));
+	t_frame_v2(req, false, T_C, true, MPA_RTR_READ | MPA_RTR_SEND, 4, 4,
+		   NULL, 0);
+	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
+			EPROTO, MPA_REASON_NO_RTR);
+}
+
+/* The non-blocking face of the same: EPOLLERR, SO_ERROR, MPA_ERROR. */
+TEST_F(hostile, bad_key_nonblocking)
+{
+	static const char junk[] = "SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n";
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, t_nonblock(self->mpa));
+	ASSERT_EQ(-1, mpa_start(self->mpa));
+	ASSERT_EQ(EINPROGRESS, errno);
+	ASSERT_EQ(sizeof(junk) - 1, t_send(self->raw, junk, sizeof(junk) - 1));
+	EXPECT_POLLERR(self->mpa, T_WAIT);
+	EXPECT_EQ(EPROTO, t_so_error(self->mpa));
+	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP, MPA_REASON_BAD_KEY,
+		     EPROTO);
+	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
+}
+
+/* PD_Length says 100; 10 octets, then the FIN. */
+TEST_F(hostile, pd_length_lie_fin)
+{
+	struct t_raw_peer p = { .fd = self->raw, .delay_ms = 100,
+				.end = SHUT_WR };
+	uint8_t req[T_HDR + 10];
+	pthread_t t;
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	t_hdr(req, false, T_C, 1, 100);
+	t_pattern(req + T_HDR, 10, 2);
+	p.wr = req;
+	p.wr_len = sizeof(req);
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_EQ(-1, mpa_start(self->mpa));
+	EXPECT_EQ(ECONNRESET, errno);
+	pthread_join(t, NULL);
+	check_failed(_metadata, self->mpa, MPA_ERR_TCP_CLOSED,
+		     MPA_REASON_TRUNCATED, ECONNRESET);
+}
+
+/* The same, all of it (and the FIN) queued before MPA_START. */
+TEST_F(hostile, pd_length_lie_fin_before_start)
+{
+	uint8_t req[T_HDR + 10];
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	t_hdr(req, false, T_C, 1, 100);
+	t_pattern(req + T_HDR, 10, 2);
+	ASSERT_EQ(sizeof(req), t_send(self->raw, req, sizeof(req)));
+	ASSERT_EQ(0, shutdown(self->raw, SHUT_WR));
+	t_sleep_ms(50);
+	EXPECT_EQ(-1, mpa_start(self->mpa));
+	EXPECT_EQ(ECONNRESET, errno);
+	check_failed(_metadata, self->mpa, MPA_ERR_TCP_CLOSED,
+		     MPA_REASON_TRUNCATED, ECONNRESET);
+}
+
+/* PD_Length says 100; 10 octets, then nothing: the timeout bounds it. */
+TEST_F(hostile, pd_length_lie_stall)
+{
+	uint8_t req[T_HDR + 10];
+	long t0;
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_SHORT));
+	t_hdr(req, false, T_C, 1, 100);
+	t_pattern(req + T_HDR, 10, 3);
+	ASSERT_EQ(sizeof(req), t_send(self->raw, req, sizeof(req)));
+	t0 = t_now_ms();
+	EXPECT_EQ(-1, mpa_start(self->mpa));
+	EXPECT_EQ(ETIMEDOUT, errno);
+	EXPECT_LE(T_SHORT - 50, t_now_ms() - t0);
+	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT,
+		     ETIMEDOUT);
+	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
+}
+
+TEST_F(hostile, header_cut_fin)
+{
+	struct t_raw_peer p = { .fd = self->raw, .delay_ms = 100,
+				.end = SHUT_WR };
+	uint8_t req[T_HDR];
+	pthread_t t;
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	t_frame(req, false, T_C, 1, NULL, 0);
+	p.wr = req;
+	p.wr_len = 11;
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_EQ(-1, mpa_start(self->mpa));
+	EXPECT_EQ(ECONNRESET, errno);
+	pthread_join(t, NULL);
+	check_failed(_metadata, self->mpa, MPA_ERR_TCP_CLOSED,
+		     MPA_REASON_TRUNCATED, ECONNRESET);
+}
+
+TEST_F(hostile, header_cut_stall)
+{
+	uint8_t req[T_HDR];
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_SHORT));
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(19, t_send(self->raw, req, 19));
+	EXPECT_EQ(-1, mpa_start(self->mpa));
+	EXPECT_EQ(ETIMEDOUT, errno);
+	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT,
+		     ETIMEDOUT);
+	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
+}
+
+/* A reset in the middle of a frame: code 1, ECONNRESET. */
+TEST_F(hostile, header_cut_rst)
+{
+	struct mpa_error_info ei;
+	uint8_t req[T_HDR];
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, t_nonblock(self->mpa));
+	ASSERT_EQ(-1, mpa_start(self->mpa));
+	ASSERT_EQ(EINPROGRESS, errno);
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(8, t_send(self->raw, req, 8));
+	t_sleep_ms(50);
+	mpa_close_abort(self->raw);
+	self->raw = -1;
+	EXPECT_POLLERR(self->mpa, T_WAIT);
+	EXPECT_EQ(ECONNRESET, t_so_error(self->mpa));
+	EXPECT_MPA_STATE(self->mpa, MPA_STATE_FAILED);
+	ASSERT_EQ(0, mpa_getstruct(self->mpa, MPA_ERROR, &ei, sizeof(ei)));
+	EXPECT_EQ(MPA_ERR_TCP_CLOSED, ei.code);
+	EXPECT_EQ(ECONNRESET, ei.errnum);
+	/* Either word fits: the peer reset, inside a frame. */
+	EXPECT_TRUE(ei.reason == MPA_REASON_TRUNCATED ||
+		    ei.reason == MPA_REASON_PEER_CLOSED);
+}
+
+/* Res bits and R=1 in a Request are never checked (R-7.1.1-12/13). */
+TEST_F(hostile, request_res_bits_accepted)
+{
+	uint8_t req[T_FRAME_MAX], exp[T_HDR], got[T_HDR];
+	struct mpa_frame_info fi;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	n = t_frame(req, false, T_C | 0x1f, 1, "r", 1);
+	ASSERT_EQ(n, t_send(self->raw, req, n));
+	ASSERT_START(self->mpa);
+	ASSERT_EQ(0, mpa_getstruct(self->mpa, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	EXPECT_EQ(0x1f, fi.res);
+	EXPECT_EQ(MPA_FRAME_CRC, fi.flags);
+	ASSERT_EQ(0, mpa_answer(self->mpa, MPA_ACCEPT, NULL, 0));
+	EXPECT_MPA_STATE(self->mpa, MPA_STATE_FULL);
+	/* Our Reply has Res zero. */
+	t_frame(exp, true, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_read(self->raw, got, T_HDR, T_WAIT));
+	EXPECT_BYTES(exp, got, T_HDR);
+}
+
+TEST_F(hostile, request_r_bit_accepted)
+{
+	uint8_t req[T_HDR], exp[T_HDR], got[T_HDR];
+	struct mpa_frame_info fi;
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	t_frame(req, false, T_M | T_C | T_R, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(self->raw, req, T_HDR));
+	ASSERT_START(self->mpa);
+	ASSERT_EQ(0, mpa_getstruct(self->mpa, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	EXPECT_EQ(MPA_FRAME_MARKERS | MPA_FRAME_CRC | MPA_FRAME_REJECT,
+		  fi.flags);
+	ASSERT_EQ(0, mpa_answer(self->mpa, MPA_ACCEPT, NULL, 0));
+	EXPECT_MPA_STATE(self->mpa, MPA_STATE_FULL);
+	t_frame(exp, true, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_read(self->raw, got, T_HDR, T_WAIT));
+	EXPECT_BYTES(exp, got, T_HDR);
+}
+
+/* In Rev 2, 0x10 is E and only 0x0f are Res. */
+TEST_F(hostile, rev2_res_bits_accepted)
+{
+	uint8_t req[T_FRAME_MAX];
+	struct mpa_frame_info fi;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	n = t_frame_v2(req, false, T_C | 0x0f, false, 0, 1, 1, NULL, 0);
+	ASSERT_EQ(n, t_send(self->raw, req, n));
+	ASSERT_START(self->mpa);
+	ASSERT_EQ(0, mpa_getstruct(self->mpa, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	EXPECT_EQ(2, fi.revision);
+	EXPECT_EQ(0x0f, fi.res);
+	EXPECT_EQ(MPA_FRAME_CRC | MPA_FRAME_ENHANCED, fi.flags);
+}
+
+/* One octet every 20 ms: slow, but within the timeout. */
+TEST_F(hostile, trickle_in_time)
+{
+	uint8_t req[T_FRAME_MAX], got[16];
+	struct t_raw_peer p = { .fd = self->raw, .trickle_ms = 20 };
+	int one = 1;
+	pthread_t t;
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, setsockopt(self->raw, SOL_TCP, TCP_NODELAY, &one,
+				sizeof(one)));
+	p.wr = req;
+	p.wr_len = t_frame(req, false, T_C, 1, "trickled", 8);
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_START(self->mpa);
+	pthread_join(t, NULL);
+	EXPECT_EQ((ssize_t)p.wr_len, p.wr_done);
+	EXPECT_MPA_STATE(self->mpa, MPA_STATE_REQUEST_RECEIVED);
+	ASSERT_EQ(8, mpa_peer_pd(self->mpa, got, sizeof(got)));
+	EXPECT_BYTES("trickled", got, 8);
+}
+
+/* One octet every 50 ms of 28: longer than MPA_TIMEOUT allows. */
+TEST_F(hostile, trickle_too_slow)
+{
+	struct t_raw_peer p = { .fd = self->raw, .trickle_ms = 50 };
+	uint8_t req[T_FRAME_MAX];
+	int one = 1;
+	pthread_t t;
+	long t0;
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_SHORT));
+	ASSERT_EQ(0, setsockopt(self->raw, SOL_TCP, TCP_NODELAY, &one,
+				sizeof(one)));
+	p.wr = req;
+	p.wr_len = t_frame(req, false, T_C, 1, "trickled", 8);
+	t0 = t_now_ms();
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_EQ(-1, mpa_start(self->mpa));
+	EXPECT_EQ(ETIMEDOUT, errno);
+	EXPECT_LE(T_SHORT - 50, t_now_ms() - t0);
+	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT,
+		     ETIMEDOUT);
+	pthread_join(t, NULL);
+}
+
+/* The initiator's side: what a hostile "responder" can send back. */
+static void initiator_fails(struct __test_metadata *_metadata, int m, int r,
+			    const void *bytes, size_t len, int end, int err,
+			    __u32 code, __u32 reason)
+{
+	struct t_raw_peer p = { .fd = r, .rd_len = T_HDR, .end = end };
+	pthread_t t;
+
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	p.wr = bytes;
+	p.wr_len = len;
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_EQ(-1, mpa_start(m));
+	EXPECT_EQ(err, errno);
+	pthread_join(t, NULL);
+	ASSERT_EQ(T_HDR, p.rd_got);
+	EXPECT_EQ('q', p.rd[9]);
+	check_failed(_metadata, m, code, reason, err);
+	if (code == MPA_ERR_STARTUP)
+		EXPECT_EQ(0, t_wait_eof(r, T_WAIT));
+}
+
+/* Initiator/Initiator: a Request where the Reply belongs. */
+TEST_F(hostile, request_at_initiator)
+{
+	uint8_t req[T_HDR];
+
+	t_frame(req, false, T_C, 1, NULL, 0);
+	initiator_fails(_metadata, self->mpa, self->raw, req, sizeof(req), 0,
+			EPROTO, MPA_ERR_STARTUP, MPA_REASON_INIT_INIT);
+}
+
+TEST_F(hostile, initiator_bad_key)
+{
+	static const char resp[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
+
+	initiator_fails(_metadata, self->mpa, self->raw, resp,
+			sizeof(resp) - 1, 0, EPROTO, MPA_ERR_STARTUP,
+			MPA_REASON_BAD_KEY);
+}
+
+TEST_F(hostile, initiator_bad_revision)
+{
+	uint8_t rep[T_HDR];
+
+	t_frame(rep, true, T_C, 3, NULL, 0);
+	initiator_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep), 0,
+			EPROTO, MPA_ERR_STARTUP, MPA_REASON_BAD_REV);
+}
+
+TEST_F(hostile, initiator_pd_length_513)
+{
+	uint8_t rep[T_HDR + 513];
+
+	t_hdr(rep, true, T_C, 1, 513);
+	t_pattern(rep + T_HDR, 513, 4);
+	initiator_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep), 0,
+			EPROTO, MPA_ERR_STARTUP, MPA_REASON_PD_TOO_LONG);
+}
+
+/* A Rev 1 Request answered with Rev 2. */
+TEST_F(hostile, initiator_rev_mismatch)
+{
+	uint8_t rep[T_HDR + 4];
+
+	t_frame_v2(rep, true, T_C, false, 0, 1, 1, NULL, 0);
+	initiator_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep), 0,
+			EPROTO, MPA_ERR_STARTUP, MPA_REASON_REV_MISMATCH);
+}
+
+TEST_F(hostile, initiator_reply_cut_fin)
+{
+	uint8_t rep[T_HDR + 10];
+
+	t_hdr(rep, true, T_C, 1, 100);
+	t_pattern(rep + T_HDR, 10, 5);
+	initiator_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
+			SHUT_WR, ECONNRESET, MPA_ERR_TCP_CLOSED,
+			MPA_REASON_TRUNCATED);
+}
+
+/* Rev 2 Replies that do not answer the enhanced Request. */
+static void rev2_reply_fails(struct __test_metadata *_metadata, int m, int r,
+			     const uint8_t *rep, size_t len, __u32 reason)
+{
+	struct t_raw_peer p = { .fd = r, .rd_len = T_HDR + 4 };
+	pthread_t t;
+
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(m, MPA_REVISION, 2));
+	ASSERT_EQ(0, mpa_set_enh(m, 4, 4, MPA_ENH_PEER_TO_PEER,
+				 MPA_RTR_WRITE | MPA_RTR_READ));
+	p.wr = rep;
+	p.wr_len = len;
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_EQ(-1, mpa_start(m));
+	EXPECT_EQ(EPROTO, errno);
+	pthread_join(t, NULL);
+	ASSERT_EQ(T_HDR + 4, p.rd_got);
+	check_failed(_metadata, m, MPA_ERR_STARTUP, reason, EPROTO);
+	EXPECT_EQ(0, t_wait_eof(r, T_WAIT));
+}
+
+TEST_F(hostile, rev2_reply_rev1)
+{
+	uint8_t rep[T_HDR];
+
+	t_frame(rep, true, T_C, 1, NULL, 0);
+	rev2_reply_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
+			 MPA_REASON_REV_MISMATCH);
+}
+
+TEST_F(hostile, rev2_reply_not_enhanced)
+{
+	uint8_t rep[T_HDR];
+
+	t_frame(rep, true, T_C, 2, NULL, 0);
+	rev2_reply_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
+			 MPA_REASON_V2_MISMATCH);
+}
+
+TEST_F(hostile, rev2_reply_no_p2p)
+{
+	uint8_t rep[T_HDR + 4];
+
+	t_frame_v2(rep, true, T_C, false, 0, 4, 4, NULL, 0);
+	rev2_reply_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
+			 MPA_REASON_P2P_MISMATCH);
+}
+
+TEST_F(hostile, rev2_reply_two_rtr)
+{
+	uint8_t rep[T_HDR + 4];
+
+	t_frame_v2(rep, true, T_C, true, MPA_RTR_WRITE | MPA_RTR_READ, 4, 4,
+		   NULL, 0);
+	rev2_reply_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
+			 MPA_REASON_RTR_MISMATCH);
+}
+
+TEST_F(hostile, rev2_reply_rtr_not_offered)
+{
+	uint8_t rep[T_HDR + 4];
+
+	t_frame_v2(rep, true, T_C, true, MPA_RTR_SEND, 4, 4, NULL, 0);
+	rev2_reply_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
+			 MPA_REASON_RTR_MISMATCH);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,1578 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA startup phase through SOL_MPA, against a raw peer: a plain TCP socket
+ * on the other end that writes and reads exact bytes. Both roles, IPv4 and
+ * IPv6, blocking and non-blocking, Rev 1, Rev 2 and Rev 0, reject and
+ * passthrough, timeouts, and the configuration options themselves.
+ */
+#include <signal.h>
+#include <sys/epoll.h>
+
+#include "kselftest_harness.h"
+#include "mpa_test.h"
+
+#define T_TIMEOUT	8000	/* MPA_TIMEOUT where no timeout is expected */
+#define T_SHORT		300	/* MPA_TIMEOUT where it is the point */
+#define T_WAIT		10000	/* how long a test waits for an event */
+
+/* Options: a connected pair with MPA attached on one end. */
+FIXTURE(opt)
+{
+	int fd;
+	int peer;
+};
+
+FIXTURE_SETUP(opt)
+{
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &self->fd, &self->peer));
+	ASSERT_EQ(0, mpa_attach(self->fd));
+}
+
+FIXTURE_TEARDOWN(opt)
+{
+	close(self->fd);
+	close(self->peer);
+}
+
+TEST_F(opt, defaults)
+{
+	struct mpa_enhanced e;
+	char param[32], pd[MPA_MAX_PRIVATE_DATA];
+	socklen_t len = sizeof(pd);
+
+	EXPECT_MPA_STATE(self->fd, MPA_STATE_STREAMING);
+	EXPECT_EQ(0, mpa_get(self->fd, MPA_ROLE));
+	EXPECT_EQ(0, mpa_get(self->fd, MPA_MARKERS));
+	EXPECT_EQ(1, mpa_get(self->fd, MPA_CRC));
+	EXPECT_EQ(1, mpa_get(self->fd, MPA_REVISION));
+	EXPECT_EQ(0, mpa_get(self->fd, MPA_PERMISSIVE));
+	ASSERT_EQ(0, mpa_param_get("startup_timeout_ms", param, sizeof(param)));
+	EXPECT_EQ(strtol(param, NULL, 10), mpa_get(self->fd, MPA_TIMEOUT));
+	EXPECT_LT(0, mpa_get(self->fd, MPA_TIMEOUT));
+	ASSERT_EQ(0, getsockopt(self->fd, SOL_MPA, MPA_PRIVATE_DATA, pd, &len));
+	EXPECT_EQ(0, len);
+	/* The protocol core's Rev 2 defaults: IRD/ORD 16, every RTR type. */
+	ASSERT_EQ(0, mpa_getstruct(self->fd, MPA_ENHANCED, &e, sizeof(e)));
+	EXPECT_EQ(16, e.ird);
+	EXPECT_EQ(16, e.ord);
+	EXPECT_EQ(0, e.flags);
+	EXPECT_EQ(MPA_RTR_ALL, e.rtr);
+	EXPECT_EQ(0, e.reserved);
+}
+
+TEST_F(opt, set_and_get)
+{
+	uint8_t pd[100], got[MPA_MAX_PRIVATE_DATA];
+	struct mpa_enhanced e;
+	socklen_t len = sizeof(got);
+
+	t_pattern(pd, sizeof(pd), 1);
+	ASSERT_EQ(0, mpa_set(self->fd, MPA_ROLE, MPA_ROLE_INITIATOR));
+	ASSERT_EQ(0, mpa_set(self->fd, MPA_MARKERS, 1));
+	ASSERT_EQ(0, mpa_set(self->fd, MPA_REVISION, 2));
+	ASSERT_EQ(0, mpa_set(self->fd, MPA_PERMISSIVE, 1));
+	ASSERT_EQ(0, mpa_set(self->fd, MPA_TIMEOUT, 1234));
+	ASSERT_EQ(0, mpa_set_enh(self->fd, 5, 0x3fff, MPA_ENH_PEER_TO_PEER,
+				 MPA_RTR_READ | MPA_RTR_WRITE));
+	ASSERT_EQ(0, mpa_set_pd(self->fd, pd, sizeof(pd)));
+
+	EXPECT_EQ(MPA_ROLE_INITIATOR, mpa_get(self->fd, MPA_ROLE));
+	EXPECT_EQ(1, mpa_get(self->fd, MPA_MARKERS));
+	EXPECT_EQ(2, mpa_get(self->fd, MPA_REVISION));
+	EXPECT_EQ(1, mpa_get(self->fd, MPA_PERMISSIVE));
+	EXPECT_EQ(1234, mpa_get(self->fd, MPA_TIMEOUT));
+	ASSERT_EQ(0, mpa_getstruct(self->fd, MPA_ENHANCED, &e, sizeof(e)));
+	EXPECT_EQ(5, e.ird);
+	EXPECT_EQ(0x3fff, e.ord);
+	EXPECT_EQ(MPA_ENH_PEER_TO_PEER, e.flags);
+	EXPECT_EQ(MPA_RTR_READ | MPA_RTR_WRITE, e.rtr);
+	ASSERT_EQ(0, getsockopt(self->fd, SOL_MPA, MPA_PRIVATE_DATA, got, &len));
+	ASSERT_EQ(sizeof(pd), len);
+	EXPECT_BYTES(pd, got, sizeof(pd));
+
+	/* Back the other way, and the role can still change before start. */
+	ASSERT_EQ(0, mpa_set(self->fd, MPA_ROLE, MPA_ROLE_RESPONDER));
+	EXPECT_EQ(MPA_ROLE_RESPONDER, mpa_get(self->fd, MPA_ROLE));
+	ASSERT_EQ(0, mpa_set(self->fd, MPA_MARKERS, 0));
+	EXPECT_EQ(0, mpa_get(self->fd, MPA_MARKERS));
+	ASSERT_EQ(0, mpa_set(self->fd, MPA_REVISION, 0));
+	EXPECT_EQ(0, mpa_get(self->fd, MPA_REVISION));
+	ASSERT_EQ(0, mpa_set_pd(self->fd, NULL, 0));
+	len = sizeof(got);
+	ASSERT_EQ(0, getsockopt(self->fd, SOL_MPA, MPA_PRIVATE_DATA, got, &len));
+	EXPECT_EQ(0, len);
+}
+
+TEST_F(opt, exact_optlen)
+{
+	static const int u32_opts[] = {
+		MPA_ROLE, MPA_MARKERS, MPA_CRC, MPA_REVISION, MPA_PERMISSIVE,
+		MPA_TIMEOUT,
+	};
+	struct mpa_enhanced e = { .ird = 1, .ord = 1 };
+	uint64_t big = 1;
+	__u16 small = 1;
+	socklen_t len;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(u32_opts); i++) {
+		EXPECT_EQ(-1, setsockopt(self->fd, SOL_MPA, u32_opts[i],
+					 &small, sizeof(small)))
+			TH_LOG("option %d", u32_opts[i]);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("option %d", u32_opts[i]);
+		EXPECT_EQ(-1, setsockopt(self->fd, SOL_MPA, u32_opts[i],
+					 &big, sizeof(big)))
+			TH_LOG("option %d", u32_opts[i]);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("option %d", u32_opts[i]);
+		len = sizeof(small);
+		EXPECT_EQ(-1, getsockopt(self->fd, SOL_MPA, u32_opts[i],
+					 &small, &len))
+			TH_LOG("option %d", u32_opts[i]);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("option %d", u32_opts[i]);
+	}
+	EXPECT_EQ(-1, setsockopt(self->fd, SOL_MPA, MPA_ENHANCED, &e, 4));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, setsockopt(self->fd, SOL_MPA, MPA_ENHANCED, &e,
+				 sizeof(e) + 1));
+	EXPECT_EQ(EINVAL, errno);
+	/* Nothing was changed by the refused calls. */
+	EXPECT_EQ(0, mpa_get(self->fd, MPA_ROLE));
+	EXPECT_EQ(1, mpa_get(self->fd, MPA_CRC));
+	EXPECT_EQ(1, mpa_get(self->fd, MPA_REVISION));
+}
+
+TEST_F(opt, bad_values)
+{
+	struct mpa_enhanced e = {};
+
+	EXPECT_EQ(-1, mpa_set(self->fd, MPA_ROLE, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, mpa_set(self->fd, MPA_ROLE, 3));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, mpa_set(self->fd, MPA_MARKERS, 2));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, mpa_set(self->fd, MPA_PERMISSIVE, 2));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, mpa_set(self->fd, MPA_REVISION, 3));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, mpa_set(self->fd, MPA_TIMEOUT, 0));
+	EXPECT_EQ(EINVAL, errno);
+	e.reserved = 1;
+	EXPECT_EQ(-1, setsockopt(self->fd, SOL_MPA, MPA_ENHANCED, &e, sizeof(e)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, mpa_set_enh(self->fd, MPA_IRD_ORD_MAX + 1, 1, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, mpa_set_enh(self->fd, 1, MPA_IRD_ORD_MAX + 1, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, mpa_get(self->fd, MPA_ROLE));
+	EXPECT_EQ(0, mpa_get(self->fd, MPA_MARKERS));
+	EXPECT_EQ(1, mpa_get(self->fd, MPA_REVISION));
+	EXPECT_LT(0, mpa_get(self->fd, MPA_TIMEOUT));
+}
+
+TEST_F(opt, private_data_limit)
+{
+	uint8_t pd[MPA_MAX_PRIVATE_DATA + 1], got[MPA_MAX_PRIVATE_DATA + 8];
+	socklen_t len = sizeof(got);
+
+	t_pattern(pd, sizeof(pd), 2);
+	EXPECT_EQ(-1, mpa_set_pd(self->fd, pd, MPA_MAX_PRIVATE_DATA + 1));
+	EXPECT_EQ(EMSGSIZE, errno);
+	ASSERT_EQ(0, mpa_set_pd(self->fd, pd, MPA_MAX_PRIVATE_DATA));
+	ASSERT_EQ(0, getsockopt(self->fd, SOL_MPA, MPA_PRIVATE_DATA, got, &len));
+	ASSERT_EQ(MPA_MAX_PRIVATE_DATA, len);
+	EXPECT_BYTES(pd, got, MPA_MAX_PRIVATE_DATA);
+	/* A refused one leaves the one set before. */
+	EXPECT_EQ(-1, mpa_set_pd(self->fd, pd + 1, MPA_MAX_PRIVATE_DATA + 1));
+	EXPECT_EQ(EMSGSIZE, errno);
+	len = sizeof(got);
+	ASSERT_EQ(0, getsockopt(self->fd, SOL_MPA, MPA_PRIVATE_DATA, got, &len));
+	ASSERT_EQ(MPA_MAX_PRIVATE_DATA, len);
+	EXPECT_BYTES(pd, got, MPA_MAX_PRIVATE_DATA);
+}
+
+TEST_F(opt, start_needs_role)
+{
+	EXPECT_EQ(-1, mpa_start(self->fd));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_MPA_STATE(self->fd, MPA_STATE_STREAMING);
+	/* Nothing went out. */
+	EXPECT_TRUE(t_nothing_pending(self->peer));
+}
+
+TEST_F(opt, answer_before_start)
+{
+	EXPECT_EQ(-1, mpa_answer(self->fd, MPA_ACCEPT, NULL, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, mpa_answer(self->fd, MPA_REJECT, "x", 1));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, mpa_set(self->fd, MPA_ROLE, MPA_ROLE_RESPONDER));
+	EXPECT_EQ(-1, mpa_answer(self->fd, MPA_ACCEPT, NULL, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_MPA_STATE(self->fd, MPA_STATE_STREAMING);
+	EXPECT_TRUE(t_nothing_pending(self->peer));
+}
+
+TEST_F(opt, peer_data_before_frame)
+{
+	char buf[MPA_MAX_PRIVATE_DATA];
+
+	EXPECT_EQ(-1, mpa_peer_pd(self->fd, buf, sizeof(buf)));
+	EXPECT_EQ(ENODATA, errno);
+	ASSERT_EQ(0, mpa_set(self->fd, MPA_ROLE, MPA_ROLE_RESPONDER));
+	ASSERT_EQ(0, t_nonblock(self->fd));
+	ASSERT_EQ(-1, mpa_start(self->fd));
+	ASSERT_EQ(EINPROGRESS, errno);
+	EXPECT_EQ(-1, mpa_peer_pd(self->fd, buf, sizeof(buf)));
+	EXPECT_EQ(ENODATA, errno);
+}
+
+/* allow_crc_off is flipped: every test puts back what it found. */
+FIXTURE(crc)
+{
+	char saved[8];
+	int a, b;
+};
+
+FIXTURE_SETUP(crc)
+{
+	self->a = self->b = -1;
+	ASSERT_EQ(0, mpa_param_get("allow_crc_off", self->saved,
+				   sizeof(self->saved)));
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET6, &self->a, &self->b));
+	signal(SIGPIPE, SIG_IGN);
+}
+
+FIXTURE_TEARDOWN_PARENT(crc)
+{
+	mpa_param_set("allow_crc_off", self->saved);
+	close(self->a);
+	close(self->b);
+}
+
+TEST_F(crc, off_needs_permission)
+{
+	ASSERT_EQ(0, mpa_param_set("allow_crc_off", "N"));
+	ASSERT_EQ(0, mpa_attach(self->a));
+	EXPECT_EQ(-1, mpa_set(self->a, MPA_CRC, 0));
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(1, mpa_get(self->a, MPA_CRC));
+	/* Asking for CRCs needs no permission. */
+	EXPECT_EQ(0, mpa_set(self->a, MPA_CRC, 1));
+	EXPECT_EQ(-1, mpa_set(self->a, MPA_CRC, 2));
+	EXPECT_EQ(EINVAL, errno);
+
+	ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+	EXPECT_EQ(0, mpa_set(self->a, MPA_CRC, 0));
+	EXPECT_EQ(0, mpa_get(self->a, MPA_CRC));
+}
+
+/*
+ * C on the wire: an initiator with C=0 sends C=0; the responder says C=1
+ * in its Reply whenever CRCs will be used.
+ */
+TEST_F(crc, wire_bits_initiator)
+{
+	uint8_t exp[T_FRAME_MAX], got[T_FRAME_MAX], rep[T_HDR];
+	struct mpa_result res;
+	int m = self->a, r = self->b;
+
+	ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(m, MPA_CRC, 0));
+	ASSERT_EQ(0, t_nonblock(m));
+	ASSERT_EQ(-1, mpa_start(m));
+	ASSERT_EQ(EINPROGRESS, errno);
+	t_frame(exp, false, 0, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_read(r, got, T_HDR, T_WAIT));
+	EXPECT_BYTES(exp, got, T_HDR);
+	/* A Reply with C=0 too: no CRCs. */
+	t_frame(rep, true, 0, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(r, rep, T_HDR));
+	ASSERT_LE(0, t_wait_startup(m, T_WAIT));
+	EXPECT_MPA_STATE(m, MPA_STATE_FULL);
+	ASSERT_EQ(0, mpa_getstruct(m, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(0, res.flags & MPA_RESULT_CRC);
+}
+
+TEST_F(crc, wire_bits_initiator_reply_c1)
+{
+	uint8_t got[T_FRAME_MAX], rep[T_HDR];
+	struct mpa_result res;
+	int m = self->a, r = self->b;
+
+	ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(m, MPA_CRC, 0));
+	ASSERT_EQ(0, t_nonblock(m));
+	ASSERT_EQ(-1, mpa_start(m));
+	ASSERT_EQ(EINPROGRESS, errno);
+	ASSERT_EQ(T_HDR, t_read(r, got, T_HDR, T_WAIT));
+	EXPECT_EQ(0, got[16]);
+	t_frame(rep, true, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(r, rep, T_HDR));
+	ASSERT_LE(0, t_wait_startup(m, T_WAIT));
+	EXPECT_MPA_STATE(m, MPA_STATE_FULL);
+	ASSERT_EQ(0, mpa_getstruct(m, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(MPA_RESULT_CRC, res.flags & MPA_RESULT_CRC);
+}
+
+static void crc_responder(struct __test_metadata *_metadata, int m, int r,
+			  int our_crc, uint8_t req_flags, uint8_t rep_flags,
+			  bool crc_on)
+{
+	uint8_t req[T_HDR], exp[T_HDR], got[T_HDR];
+	struct mpa_result res;
+
+	ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(m, MPA_CRC, our_crc));
+	t_frame(req, false, req_flags, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(r, req, T_HDR));
+	ASSERT_START(m);
+	ASSERT_EQ(0, mpa_answer(m, MPA_ACCEPT, NULL, 0));
+	t_frame(exp, true, rep_flags, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_read(r, got, T_HDR, T_WAIT));
+	EXPECT_BYTES(exp, got, T_HDR);
+	ASSERT_EQ(0, mpa_getstruct(m, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(crc_on ? MPA_RESULT_CRC : 0, res.flags & MPA_RESULT_CRC);
+}
+
+TEST_F(crc, wire_bits_responder_both_off)
+{
+	crc_responder(_metadata, self->a, self->b, 0, 0, 0, false);
+}
+
+TEST_F(crc, wire_bits_responder_request_c1)
+{
+	crc_responder(_metadata, self->a, self->b, 0, T_C, T_C, true);
+}
+
+TEST_F(crc, wire_bits_responder_we_want_crc)
+{
+	crc_responder(_metadata, self->a, self->b, 1, 0, T_C, true);
+}
+
+/* Both roles against a raw peer, IPv4 and IPv6. */
+FIXTURE(raw)
+{
+	int cli;
+	int srv;
+};
+
+FIXTURE_VARIANT(raw)
+{
+	int family;
+};
+
+FIXTURE_VARIANT_ADD(raw, ipv4)
+{
+	.family = AF_INET,
+};
+
+FIXTURE_VARIANT_ADD(raw, ipv6)
+{
+	.family = AF_INET6,
+};
+
+FIXTURE_SETUP(raw)
+{
+	signal(SIGPIPE, SIG_IGN);
+	ASSERT_EQ(0, mpa_tcp_pair(variant->family, &self->cli, &self->srv));
+}
+
+FIXTURE_TEARDOWN(raw)
+{
+	close(self->cli);
+	close(self->srv);
+}
+
+#define RESP	self->srv	/* the module as responder */
+#define RAW_I	self->cli	/* ... and its raw initiator */
+#define INIT	self->cli	/* the module as initiator */
+#define RAW_R	self->srv	/* ... and its raw responder */
+
+/* A Request from the raw peer; the responder's view of it; the Reply. */
+TEST_F(raw, responder_accept)
+{
+	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	struct mpa_frame_info fi;
+	struct mpa_result res;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	n = t_frame(req, false, T_M | T_C, 1, "hello-req", 9);
+	ASSERT_EQ(n, t_send(RAW_I, req, n));
+	ASSERT_START(RESP);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
+
+	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	EXPECT_EQ(1, fi.revision);
+	EXPECT_EQ(MPA_FRAME_MARKERS | MPA_FRAME_CRC, fi.flags);
+	EXPECT_EQ(0, fi.res);
+	EXPECT_EQ(0, fi.rtr);
+	EXPECT_EQ(9, fi.pd_len);
+	ASSERT_EQ(9, mpa_peer_pd(RESP, got, sizeof(got)));
+	EXPECT_BYTES("hello-req", got, 9);
+	/* Nothing is answered before the ULP decides. */
+	EXPECT_TRUE(t_nothing_pending(RAW_I));
+
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, "ok", 2));
+	EXPECT_MPA_STATE(RESP, MPA_STATE_FULL);
+	n = t_frame(exp, true, T_C, 1, "ok", 2);
+	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
+	EXPECT_BYTES(exp, got, n);
+	t_sleep_ms(50);
+	EXPECT_TRUE(t_nothing_pending(RAW_I));
+
+	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(1, res.revision);
+	EXPECT_EQ(MPA_RESULT_TX_MARKERS | MPA_RESULT_CRC | MPA_RESULT_TX_HELD,
+		  res.flags);
+	EXPECT_EQ(0, res.rtr);
+	EXPECT_EQ(MPA_ROLE_RESPONDER, res.role);
+	EXPECT_MULPDU(RESP, res.mulpdu, true);
+	EXPECT_MPA_ERROR(RESP, 0, MPA_REASON_NONE, 0);
+	/* The exchange is over. */
+	EXPECT_EQ(-1, mpa_start(RESP));
+	EXPECT_EQ(EISCONN, errno);
+	EXPECT_EQ(-1, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, mpa_answer(RESP, MPA_REJECT, NULL, 0));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* The Request was queued before the ULP was even attached. */
+TEST_F(raw, responder_request_before_attach)
+{
+	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	size_t n;
+
+	n = t_frame(req, false, T_C, 1, "early", 5);
+	ASSERT_EQ(n, t_send(RAW_I, req, n));
+	t_sleep_ms(50);
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(RESP, MPA_MARKERS, 1));
+	ASSERT_START(RESP);
+	ASSERT_EQ(5, mpa_peer_pd(RESP, got, sizeof(got)));
+	EXPECT_BYTES("early", got, 5);
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	n = t_frame(exp, true, T_M | T_C, 1, NULL, 0);
+	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
+	EXPECT_BYTES(exp, got, n);
+}
+
+/*
+ * Delayed startup (RFC 5044 7.1.3): plain stream both ways first, then the
+ * Request; not an octet lost or taken twice at the switch.
+ */
+TEST_F(raw, responder_delayed_startup)
+{
+	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(7, t_send(RAW_I, "<Hello>", 7));
+	ASSERT_EQ(7, t_read(RESP, got, 7, T_WAIT));
+	EXPECT_BYTES("<Hello>", got, 7);
+	ASSERT_EQ(11, t_send(RESP, "<Hello Ack>", 11));
+	ASSERT_EQ(11, t_read(RAW_I, got, 11, T_WAIT));
+	EXPECT_BYTES("<Hello Ack>", got, 11);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_STREAMING);
+
+	n = t_frame(req, false, T_C, 1, "after", 5);
+	ASSERT_EQ(n, t_send(RAW_I, req, n));
+	ASSERT_START(RESP);
+	ASSERT_EQ(5, mpa_peer_pd(RESP, got, sizeof(got)));
+	EXPECT_BYTES("after", got, 5);
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	n = t_frame(exp, true, T_C, 1, NULL, 0);
+	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
+	EXPECT_BYTES(exp, got, n);
+	t_sleep_ms(50);
+	EXPECT_TRUE(t_nothing_pending(RAW_I));
+}
+
+TEST_F(raw, initiator_delayed_startup)
+{
+	uint8_t exp[T_FRAME_MAX], rep[T_HDR], got[T_FRAME_MAX];
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(7, t_send(INIT, "<Hello>", 7));
+	ASSERT_EQ(11, t_send(RAW_R, "<Hello Ack>", 11));
+	ASSERT_EQ(11, t_read(INIT, got, 11, T_WAIT));
+	EXPECT_BYTES("<Hello Ack>", got, 11);
+	ASSERT_EQ(0, mpa_set_pd(INIT, "go", 2));
+	ASSERT_EQ(0, t_nonblock(INIT));
+	ASSERT_EQ(-1, mpa_start(INIT));
+	ASSERT_EQ(EINPROGRESS, errno);
+	/* The stream octets, then the Request right behind them. */
+	n = t_frame(exp + 7, false, T_C, 1, "go", 2);
+	memcpy(exp, "<Hello>", 7);
+	ASSERT_EQ(n + 7, t_read(RAW_R, got, n + 7, T_WAIT));
+	EXPECT_BYTES(exp, got, n + 7);
+	t_frame(rep, true, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(RAW_R, rep, T_HDR));
+	ASSERT_LE(0, t_wait_startup(INIT, T_WAIT));
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
+}
+
+/* Blocking responder: MPA_START waits for a Request sent later. */
+TEST_F(raw, responder_blocking_waits)
+{
+	uint8_t req[T_FRAME_MAX];
+	struct t_raw_peer p = { .fd = RAW_I, .delay_ms = 200 };
+	pthread_t t;
+	long t0;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	p.wr = req;
+	p.wr_len = t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	t0 = t_now_ms();
+	EXPECT_START(RESP);
+	EXPECT_LE(150, t_now_ms() - t0);
+	pthread_join(t, NULL);
+	EXPECT_EQ((ssize_t)p.wr_len, p.wr_done);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
+}
+
+static void responder_nonblock(struct __test_metadata *_metadata, int m,
+			       int r, bool use_epoll)
+{
+	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT }, out;
+	int ep = -1;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, t_nonblock(m));
+	ASSERT_EQ(-1, mpa_start(m));
+	ASSERT_EQ(EINPROGRESS, errno);
+	EXPECT_MPA_STATE(m, MPA_STATE_AWAIT_REQUEST);
+	EXPECT_EQ(-1, mpa_start(m));
+	EXPECT_EQ(EALREADY, errno);
+	if (use_epoll) {
+		ep = epoll_create1(0);
+		ASSERT_LE(0, ep);
+		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, m, &ev));
+		EXPECT_EQ(0, epoll_wait(ep, &out, 1, 200));
+	} else {
+		EXPECT_EQ(0, t_poll(m, POLLIN | POLLOUT, 200));
+	}
+
+	n = t_frame(req, false, T_C, 1, "nb", 2);
+	ASSERT_EQ(n, t_send(r, req, n));
+	if (use_epoll) {
+		ASSERT_EQ(1, epoll_wait(ep, &out, 1, T_WAIT));
+		EXPECT_EQ(EPOLLIN, out.events);
+		close(ep);
+	} else {
+		EXPECT_EQ(POLLIN, t_poll(m, POLLIN | POLLOUT, T_WAIT));
+	}
+	EXPECT_MPA_STATE(m, MPA_STATE_REQUEST_RECEIVED);
+	ASSERT_EQ(2, mpa_peer_pd(m, got, sizeof(got)));
+	EXPECT_BYTES("nb", got, 2);
+	ASSERT_EQ(0, mpa_answer(m, MPA_ACCEPT, "ack", 3));
+	EXPECT_MPA_STATE(m, MPA_STATE_FULL);
+	n = t_frame(exp, true, T_C, 1, "ack", 3);
+	ASSERT_EQ(n, t_read(r, got, n, T_WAIT));
+	EXPECT_BYTES(exp, got, n);
+	EXPECT_EQ(-1, mpa_start(m));
+	EXPECT_EQ(EISCONN, errno);
+}
+
+TEST_F(raw, responder_nonblocking_poll)
+{
+	responder_nonblock(_metadata, RESP, RAW_I, false);
+}
+
+TEST_F(raw, responder_nonblocking_epoll)
+{
+	responder_nonblock(_metadata, RESP, RAW_I, true);
+}
+
+/* Reject: R=1 goes out, MPA is left, what followed the Request is data. */
+TEST_F(raw, responder_reject_passthrough)
+{
+	uint8_t buf[T_FRAME_MAX + 8], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	n = t_frame(buf, false, T_C, 1, "who", 3);
+	memcpy(buf + n, "hello", 5);
+	ASSERT_EQ(n + 5, t_send(RAW_I, buf, n + 5));
+	ASSERT_START(RESP);
+	ASSERT_EQ(3, mpa_peer_pd(RESP, got, sizeof(got)));
+	EXPECT_BYTES("who", got, 3);
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_REJECT, "no", 2));
+	EXPECT_MPA_STATE(RESP, MPA_STATE_REJECTED);
+	n = t_frame(exp, true, T_C | T_R, 1, "no", 2);
+	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
+	EXPECT_BYTES(exp, got, n);
+
+	/* Exactly the octets behind the Request, then plain stream. */
+	memset(got, 0, sizeof(got));
+	ASSERT_EQ(5, t_read(RESP, got, 5, T_WAIT));
+	EXPECT_BYTES("hello", got, 5);
+	t_sleep_ms(50);
+	EXPECT_TRUE(t_nothing_pending(RESP));
+	ASSERT_EQ(4, t_send(RESP, "back", 4));
+	ASSERT_EQ(4, t_read(RAW_I, got, 4, T_WAIT));
+	EXPECT_BYTES("back", got, 4);
+	ASSERT_EQ(5, t_send(RAW_I, "again", 5));
+	ASSERT_EQ(5, t_read(RESP, got, 5, T_WAIT));
+	EXPECT_BYTES("again", got, 5);
+	EXPECT_EQ(-1, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(raw, responder_reply_pd_too_long)
+{
+	uint8_t req[T_HDR], pd[MPA_MAX_PRIVATE_DATA + 1], got[T_FRAME_MAX];
+	size_t n;
+
+	t_pattern(pd, sizeof(pd), 3);
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	ASSERT_START(RESP);
+	EXPECT_EQ(-1, mpa_answer(RESP, MPA_ACCEPT, pd, sizeof(pd)));
+	EXPECT_EQ(EMSGSIZE, errno);
+	EXPECT_EQ(-1, mpa_answer(RESP, MPA_REJECT, pd, sizeof(pd)));
+	EXPECT_EQ(EMSGSIZE, errno);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
+	EXPECT_TRUE(t_nothing_pending(RAW_I));
+	/* Still answerable, with the most there may be. */
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, pd, MPA_MAX_PRIVATE_DATA));
+	n = T_HDR + MPA_MAX_PRIVATE_DATA;
+	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
+	EXPECT_EQ(0x02, got[18]);
+	EXPECT_EQ(0x00, got[19]);
+	EXPECT_BYTES(pd, got + T_HDR, MPA_MAX_PRIVATE_DATA);
+}
+
+TEST_F(raw, responder_peer_pd_erange)
+{
+	uint8_t req[T_FRAME_MAX], pd[100], got[T_FRAME_MAX];
+	socklen_t len;
+	size_t n;
+
+	t_pattern(pd, sizeof(pd), 4);
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	n = t_frame(req, false, T_C, 1, pd, sizeof(pd));
+	ASSERT_EQ(n, t_send(RAW_I, req, n));
+	ASSERT_START(RESP);
+	len = 10;
+	EXPECT_EQ(-1, getsockopt(RESP, SOL_MPA, MPA_PEER_PRIVATE_DATA, got, &len));
+	EXPECT_EQ(ERANGE, errno);
+	EXPECT_EQ(sizeof(pd), len);
+	len = sizeof(pd);
+	ASSERT_EQ(0, getsockopt(RESP, SOL_MPA, MPA_PEER_PRIVATE_DATA, got, &len));
+	ASSERT_EQ(sizeof(pd), len);
+	EXPECT_BYTES(pd, got, sizeof(pd));
+}
+
+/* Every configuration option is frozen once MPA_START ran. */
+static void options_frozen(struct __test_metadata *_metadata, int fd)
+{
+	static const int opts[] = {
+		MPA_ROLE, MPA_MARKERS, MPA_CRC, MPA_REVISION, MPA_PERMISSIVE,
+		MPA_TIMEOUT,
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+		EXPECT_EQ(-1, mpa_set(fd, opts[i], 1))
+			TH_LOG("option %d", opts[i]);
+		EXPECT_EQ(EBUSY, errno) TH_LOG("option %d", opts[i]);
+	}
+	EXPECT_EQ(-1, mpa_set_enh(fd, 1, 1, 0, MPA_RTR_ALL));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(-1, mpa_set_pd(fd, "x", 1));
+	EXPECT_EQ(EBUSY, errno);
+}
+
+TEST_F(raw, options_after_start)
+{
+	uint8_t req[T_HDR];
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, t_nonblock(RESP));
+	ASSERT_EQ(-1, mpa_start(RESP));
+	ASSERT_EQ(EINPROGRESS, errno);
+	options_frozen(_metadata, RESP);
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	ASSERT_EQ(POLLIN, t_poll(RESP, POLLIN, T_WAIT));
+	options_frozen(_metadata, RESP);
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	options_frozen(_metadata, RESP);
+	EXPECT_EQ(MPA_ROLE_RESPONDER, mpa_get(RESP, MPA_ROLE));
+	EXPECT_EQ(T_TIMEOUT, mpa_get(RESP, MPA_TIMEOUT));
+}
+
+/* No plain stream while the startup phase runs, in either direction. */
+TEST_F(raw, io_during_startup)
+{
+	struct timeval tv = { .tv_sec = 2 };
+	uint8_t req[T_HDR];
+	char c;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, setsockopt(RESP, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	ASSERT_EQ(0, setsockopt(RESP, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
+	ASSERT_EQ(0, t_nonblock(RESP));
+	ASSERT_EQ(-1, mpa_start(RESP));
+	ASSERT_EQ(EINPROGRESS, errno);
+	EXPECT_EQ(-1, send(RESP, "x", 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EINPROGRESS, errno);
+	EXPECT_EQ(-1, recv(RESP, &c, 1, 0));
+	EXPECT_EQ(EINPROGRESS, errno);
+
+	/* Blocking again, in REQUEST_RECEIVED: still refused, not waiting. */
+	ASSERT_EQ(0, fcntl(RESP, F_SETFL, fcntl(RESP, F_GETFL) & ~O_NONBLOCK));
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	ASSERT_EQ(POLLIN, t_poll(RESP, POLLIN, T_WAIT));
+	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
+	EXPECT_EQ(-1, send(RESP, "x", 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EINPROGRESS, errno);
+	EXPECT_EQ(-1, recv(RESP, &c, 1, 0));
+	EXPECT_EQ(EINPROGRESS, errno);
+	/* Nothing leaked to the peer. */
+	EXPECT_TRUE(t_nothing_pending(RAW_I));
+}
+
+static void check_timeout(struct __test_metadata *_metadata, int m, int r,
+			  int skip)
+{
+	uint8_t got[T_HDR];
+
+	EXPECT_MPA_STATE(m, MPA_STATE_FAILED);
+	EXPECT_MPA_ERROR(m, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT, ETIMEDOUT);
+	if (skip)
+		ASSERT_EQ(skip, t_read(r, got, skip, T_WAIT));
+	/* TCP closed with a FIN, nothing before it. */
+	EXPECT_EQ(0, t_wait_eof(r, T_WAIT));
+}
+
+TEST_F(raw, responder_timeout)
+{
+	long t0;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_SHORT));
+	t0 = t_now_ms();
+	EXPECT_EQ(-1, mpa_start(RESP));
+	EXPECT_EQ(ETIMEDOUT, errno);
+	EXPECT_LE(T_SHORT - 50, t_now_ms() - t0);
+	check_timeout(_metadata, RESP, RAW_I, 0);
+}
+
+TEST_F(raw, responder_timeout_nonblocking)
+{
+	long t0;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_SHORT));
+	ASSERT_EQ(0, t_nonblock(RESP));
+	t0 = t_now_ms();
+	ASSERT_EQ(-1, mpa_start(RESP));
+	ASSERT_EQ(EINPROGRESS, errno);
+	EXPECT_POLLERR(RESP, T_WAIT);
+	EXPECT_LE(T_SHORT - 50, t_now_ms() - t0);
+	EXPECT_EQ(ETIMEDOUT, t_so_error(RESP));
+	check_timeout(_metadata, RESP, RAW_I, 0);
+}
+
+TEST_F(raw, responder_peer_fin)
+{
+	struct t_raw_peer p = { .fd = RAW_I, .delay_ms = 100, .end = SHUT_WR };
+	pthread_t t;
+	char c;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_EQ(-1, mpa_start(RESP));
+	EXPECT_EQ(ECONNRESET, errno);
+	pthread_join(t, NULL);
+	EXPECT_MPA_ERROR(RESP, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 ECONNRESET);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_FAILED);
+	EXPECT_GE(0, recv(RESP, &c, 1, MSG_DONTWAIT));
+}
+
+/* The peer's FIN was already there when MPA_START ran: no Request. */
+TEST_F(raw, responder_peer_fin_before_start)
+{
+	char c;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, shutdown(RAW_I, SHUT_WR));
+	t_sleep_ms(50);
+	EXPECT_EQ(-1, mpa_start(RESP));
+	EXPECT_EQ(ECONNRESET, errno);
+	EXPECT_MPA_ERROR(RESP, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 ECONNRESET);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_FAILED);
+	EXPECT_GE(0, recv(RESP, &c, 1, MSG_DONTWAIT));
+}
+
+TEST_F(raw, responder_peer_rst)
+{
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, t_nonblock(RESP));
+	ASSERT_EQ(-1, mpa_start(RESP));
+	ASSERT_EQ(EINPROGRESS, errno);
+	mpa_close_abort(RAW_I);
+	RAW_I = -1;
+	EXPECT_POLLERR(RESP, T_WAIT);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_FAILED);
+	EXPECT_MPA_ERROR(RESP, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 ECONNRESET);
+}
+
+/* Rev 2 (RFC 6581): IRD/ORD cross-mapped, peer-to-peer echoed, one RTR. */
+TEST_F(raw, responder_rev2)
+{
+	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	struct mpa_frame_info fi;
+	struct mpa_result res;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set_enh(RESP, 8, 20, 0, MPA_RTR_ALL));
+	n = t_frame_v2(req, false, T_C, true, MPA_RTR_WRITE | MPA_RTR_READ,
+		       10, 5, "abc", 3);
+	ASSERT_EQ(n, t_send(RAW_I, req, n));
+	ASSERT_START(RESP);
+	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	EXPECT_EQ(2, fi.revision);
+	EXPECT_EQ(MPA_FRAME_CRC | MPA_FRAME_ENHANCED | MPA_FRAME_PEER_TO_PEER,
+		  fi.flags);
+	EXPECT_EQ(0, fi.res);
+	EXPECT_EQ(MPA_RTR_WRITE | MPA_RTR_READ, fi.rtr);
+	EXPECT_EQ(3, fi.pd_len);
+	EXPECT_EQ(10, fi.ird);
+	EXPECT_EQ(5, fi.ord);
+	ASSERT_EQ(3, mpa_peer_pd(RESP, got, sizeof(got)));
+	EXPECT_BYTES("abc", got, 3);
+
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, "xy", 2));
+	/* ird = min(8, their ord 5), ord = min(20, their ird 10); WRITE */
+	n = t_frame_v2(exp, true, T_C, true, MPA_RTR_WRITE, 5, 10, "xy", 2);
+	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
+	EXPECT_BYTES(exp, got, n);
+	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(2, res.revision);
+	EXPECT_EQ(MPA_RESULT_CRC | MPA_RESULT_ENHANCED |
+		  MPA_RESULT_PEER_TO_PEER | MPA_RESULT_TX_HELD, res.flags);
+	EXPECT_EQ(MPA_RTR_WRITE, res.rtr);
+	EXPECT_EQ(5, res.ird);
+	EXPECT_EQ(10, res.ord);
+	EXPECT_EQ(MPA_ROLE_RESPONDER, res.role);
+}
+
+TEST_F(raw, responder_rev2_client_server)
+{
+	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	struct mpa_result res;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	n = t_frame_v2(req, false, T_M, false, 0, 3, 7, NULL, 0);
+	ASSERT_EQ(n, t_send(RAW_I, req, n));
+	ASSERT_START(RESP);
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	/* Default IRD/ORD 16: ird = min(16, 7), ord = min(16, 3). */
+	n = t_frame_v2(exp, true, T_C, false, 0, 7, 3, NULL, 0);
+	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
+	EXPECT_BYTES(exp, got, n);
+	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(2, res.revision);
+	EXPECT_EQ(MPA_RESULT_TX_MARKERS | MPA_RESULT_CRC |
+		  MPA_RESULT_ENHANCED | MPA_RESULT_TX_HELD, res.flags);
+	EXPECT_EQ(0, res.rtr);
+	EXPECT_EQ(7, res.ird);
+	EXPECT_EQ(3, res.ord);
+}
+
+TEST_F(raw, responder_rev2_pd_limit)
+{
+	uint8_t req[T_FRAME_MAX], pd[MPA_V2_PRIVATE_DATA + 1];
+	uint8_t got[T_FRAME_MAX];
+	size_t n;
+
+	t_pattern(pd, sizeof(pd), 5);
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	/* The Request's own 508 octets: PD_Length 512 with the block. */
+	n = t_frame_v2(req, false, T_C, false, 0, 1, 1, pd,
+		       MPA_V2_PRIVATE_DATA);
+	ASSERT_EQ(T_HDR + 512, n);
+	ASSERT_EQ(n, t_send(RAW_I, req, n));
+	ASSERT_START(RESP);
+	ASSERT_EQ(MPA_V2_PRIVATE_DATA, mpa_peer_pd(RESP, got, sizeof(got)));
+	EXPECT_BYTES(pd, got, MPA_V2_PRIVATE_DATA);
+	EXPECT_EQ(-1, mpa_answer(RESP, MPA_ACCEPT, pd, MPA_V2_PRIVATE_DATA + 1));
+	EXPECT_EQ(EMSGSIZE, errno);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, pd, MPA_V2_PRIVATE_DATA));
+	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
+	EXPECT_EQ(0x02, got[18]);
+	EXPECT_EQ(0x00, got[19]);
+	EXPECT_BYTES(pd, got + T_HDR + 4, MPA_V2_PRIVATE_DATA);
+}
+
+/* Appendix C.2.1: a Rev 1 Reply, then a graceful close. */
+TEST_F(raw, responder_rev0_not_permissive)
+{
+	uint8_t req[T_HDR], exp[T_HDR], got[T_HDR];
+	char c;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	t_frame(req, false, T_M | T_C, 0, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	EXPECT_EQ(-1, mpa_start(RESP));
+	EXPECT_EQ(EPROTO, errno);
+	EXPECT_MPA_ERROR(RESP, MPA_ERR_STARTUP, MPA_REASON_REV0, EPROTO);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_FAILED);
+	t_frame(exp, true, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_read(RAW_I, got, T_HDR, T_WAIT));
+	EXPECT_BYTES(exp, got, T_HDR);
+	EXPECT_EQ(0, t_wait_eof(RAW_I, T_WAIT));
+	EXPECT_GE(0, recv(RESP, &c, 1, MSG_DONTWAIT));
+}
+
+/* Appendix C.2.4: Rev 0, M=1 and C=1 back; Markers and CRC both ways. */
+TEST_F(raw, responder_rev0_permissive)
+{
+	uint8_t req[T_HDR], exp[T_HDR], got[T_HDR];
+	struct mpa_frame_info fi;
+	struct mpa_result res;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(RESP, MPA_PERMISSIVE, 1));
+	t_frame(req, false, T_M | T_C, 0, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	ASSERT_START(RESP);
+	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	EXPECT_EQ(0, fi.revision);
+	EXPECT_EQ(MPA_FRAME_MARKERS | MPA_FRAME_CRC, fi.flags);
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	t_frame(exp, true, T_M | T_C, 0, NULL, 0);
+	ASSERT_EQ(T_HDR, t_read(RAW_I, got, T_HDR, T_WAIT));
+	EXPECT_BYTES(exp, got, T_HDR);
+	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(0, res.revision);
+	EXPECT_EQ(MPA_RESULT_TX_MARKERS | MPA_RESULT_RX_MARKERS |
+		  MPA_RESULT_CRC | MPA_RESULT_TX_HELD, res.flags);
+	EXPECT_MULPDU(RESP, res.mulpdu, true);
+}
+
+/* Initiator: the exact Request, the Reply's view, the result. */
+TEST_F(raw, initiator_blocking)
+{
+	uint8_t exp[T_FRAME_MAX], rep[T_FRAME_MAX], got[T_FRAME_MAX];
+	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR + 3 };
+	struct mpa_frame_info fi;
+	struct mpa_result res;
+	pthread_t t;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(INIT, MPA_MARKERS, 1));
+	ASSERT_EQ(0, mpa_set_pd(INIT, "req", 3));
+	p.wr = rep;
+	p.wr_len = t_frame(rep, true, T_C, 1, "rep", 3);
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_START(INIT);
+	pthread_join(t, NULL);
+
+	n = t_frame(exp, false, T_M | T_C, 1, "req", 3);
+	ASSERT_EQ(n, p.rd_got);
+	EXPECT_BYTES(exp, p.rd, n);
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
+	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	EXPECT_EQ(1, fi.revision);
+	EXPECT_EQ(MPA_FRAME_CRC, fi.flags);
+	EXPECT_EQ(3, fi.pd_len);
+	ASSERT_EQ(3, mpa_peer_pd(INIT, got, sizeof(got)));
+	EXPECT_BYTES("rep", got, 3);
+	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(1, res.revision);
+	EXPECT_EQ(MPA_RESULT_RX_MARKERS | MPA_RESULT_CRC, res.flags);
+	EXPECT_EQ(0, res.rtr);
+	EXPECT_EQ(MPA_ROLE_INITIATOR, res.role);
+	EXPECT_MULPDU(INIT, res.mulpdu, false);
+	EXPECT_MPA_ERROR(INIT, 0, MPA_REASON_NONE, 0);
+	EXPECT_EQ(-1, mpa_start(INIT));
+	EXPECT_EQ(EISCONN, errno);
+	EXPECT_EQ(-1, mpa_answer(INIT, MPA_ACCEPT, NULL, 0));
+	EXPECT_EQ(EINVAL, errno);
+	t_sleep_ms(50);
+	EXPECT_TRUE(t_nothing_pending(RAW_R));
+}
+
+/* The initiator is who sends the Request, not who sent the SYN. */
+TEST_F(raw, initiator_on_accepted_socket)
+{
+	uint8_t exp[T_HDR], rep[T_HDR];
+	struct t_raw_peer p = { .fd = self->cli, .rd_len = T_HDR };
+	pthread_t t;
+
+	ASSERT_EQ(0, mpa_config(self->srv, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	p.wr = rep;
+	p.wr_len = t_frame(rep, true, T_M, 1, NULL, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_START(self->srv);
+	pthread_join(t, NULL);
+	t_frame(exp, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, p.rd_got);
+	EXPECT_BYTES(exp, p.rd, T_HDR);
+	EXPECT_MPA_STATE(self->srv, MPA_STATE_FULL);
+}
+
+static void initiator_nonblock(struct __test_metadata *_metadata, int m,
+			       int r, bool use_epoll)
+{
+	uint8_t exp[T_HDR], rep[T_HDR], got[T_HDR];
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT }, out;
+	int ep = -1;
+
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, t_nonblock(m));
+	ASSERT_EQ(-1, mpa_start(m));
+	ASSERT_EQ(EINPROGRESS, errno);
+	EXPECT_MPA_STATE(m, MPA_STATE_AWAIT_REPLY);
+	t_frame(exp, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_read(r, got, T_HDR, T_WAIT));
+	EXPECT_BYTES(exp, got, T_HDR);
+	EXPECT_EQ(-1, mpa_start(m));
+	EXPECT_EQ(EALREADY, errno);
+	if (use_epoll) {
+		ep = epoll_create1(0);
+		ASSERT_LE(0, ep);
+		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, m, &ev));
+		EXPECT_EQ(0, epoll_wait(ep, &out, 1, 200));
+	} else {
+		EXPECT_EQ(0, t_poll(m, POLLIN | POLLOUT, 200));
+	}
+	t_frame(rep, true, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(r, rep, T_HDR));
+	if (use_epoll) {
+		ASSERT_EQ(1, epoll_wait(ep, &out, 1, T_WAIT));
+		EXPECT_EQ(EPOLLIN | EPOLLOUT, out.events);
+		close(ep);
+	} else {
+		EXPECT_EQ(POLLIN | POLLOUT, t_poll(m, POLLIN | POLLOUT, T_WAIT));
+	}
+	EXPECT_MPA_STATE(m, MPA_STATE_FULL);
+	EXPECT_EQ(-1, mpa_start(m));
+	EXPECT_EQ(EISCONN, errno);
+}
+
+TEST_F(raw, initiator_nonblocking_poll)
+{
+	initiator_nonblock(_metadata, INIT, RAW_R, false);
+}
+
+TEST_F(raw, initiator_nonblocking_epoll)
+{
+	initiator_nonblock(_metadata, INIT, RAW_R, true);
+}
+
+static void check_rejected(struct __test_metadata *_metadata, int m, int r)
+{
+	struct mpa_frame_info fi;
+	uint8_t got[16];
+
+	EXPECT_MPA_STATE(m, MPA_STATE_REJECTED);
+	EXPECT_MPA_ERROR(m, MPA_ERR_NONE, MPA_REASON_REJECTED, ECONNREFUSED);
+	ASSERT_EQ(0, mpa_getstruct(m, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	EXPECT_EQ(MPA_FRAME_CRC | MPA_FRAME_REJECT, fi.flags);
+	EXPECT_EQ(2, fi.pd_len);
+	ASSERT_EQ(2, mpa_peer_pd(m, got, sizeof(got)));
+	EXPECT_BYTES("no", got, 2);
+	/* What followed the Reply, then plain stream both ways. */
+	ASSERT_EQ(5, t_read(m, got, 5, T_WAIT));
+	EXPECT_BYTES("world", got, 5);
+	t_sleep_ms(50);
+	EXPECT_TRUE(t_nothing_pending(m));
+	ASSERT_EQ(3, t_send(m, "abc", 3));
+	ASSERT_EQ(3, t_read(r, got, 3, T_WAIT));
+	EXPECT_BYTES("abc", got, 3);
+	ASSERT_EQ(3, t_send(r, "xyz", 3));
+	ASSERT_EQ(3, t_read(m, got, 3, T_WAIT));
+	EXPECT_BYTES("xyz", got, 3);
+	EXPECT_EQ(-1, mpa_start(m));
+	EXPECT_EQ(EISCONN, errno);
+}
+
+TEST_F(raw, initiator_rejected)
+{
+	uint8_t rep[T_FRAME_MAX];
+	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR };
+	pthread_t t;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	n = t_frame(rep, true, T_C | T_R, 1, "no", 2);
+	memcpy(rep + n, "world", 5);
+	p.wr = rep;
+	p.wr_len = n + 5;
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_EQ(-1, mpa_start(INIT));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	pthread_join(t, NULL);
+	ASSERT_EQ(T_HDR, p.rd_got);
+	check_rejected(_metadata, INIT, RAW_R);
+}
+
+TEST_F(raw, initiator_rejected_nonblocking)
+{
+	uint8_t rep[T_FRAME_MAX], got[T_HDR];
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, t_nonblock(INIT));
+	ASSERT_EQ(-1, mpa_start(INIT));
+	ASSERT_EQ(EINPROGRESS, errno);
+	ASSERT_EQ(T_HDR, t_read(RAW_R, got, T_HDR, T_WAIT));
+	n = t_frame(rep, true, T_C | T_R, 1, "no", 2);
+	memcpy(rep + n, "world", 5);
+	ASSERT_EQ(n + 5, t_send(RAW_R, rep, n + 5));
+	EXPECT_EQ(POLLIN, t_poll(INIT, POLLIN | POLLOUT, T_WAIT));
+	check_rejected(_metadata, INIT, RAW_R);
+}
+
+TEST_F(raw, initiator_timeout)
+{
+	long t0;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_SHORT));
+	t0 = t_now_ms();
+	EXPECT_EQ(-1, mpa_start(INIT));
+	EXPECT_EQ(ETIMEDOUT, errno);
+	EXPECT_LE(T_SHORT - 50, t_now_ms() - t0);
+	/* The Request went out, then the FIN. */
+	check_timeout(_metadata, INIT, RAW_R, T_HDR);
+}
+
+TEST_F(raw, initiator_timeout_nonblocking)
+{
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_SHORT));
+	ASSERT_EQ(0, t_nonblock(INIT));
+	ASSERT_EQ(-1, mpa_start(INIT));
+	ASSERT_EQ(EINPROGRESS, errno);
+	EXPECT_POLLERR(INIT, T_WAIT);
+	EXPECT_EQ(ETIMEDOUT, t_so_error(INIT));
+	check_timeout(_metadata, INIT, RAW_R, T_HDR);
+}
+
+TEST_F(raw, initiator_io_during_startup)
+{
+	char c;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, t_nonblock(INIT));
+	ASSERT_EQ(-1, mpa_start(INIT));
+	ASSERT_EQ(EINPROGRESS, errno);
+	EXPECT_EQ(-1, send(INIT, "x", 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EINPROGRESS, errno);
+	EXPECT_EQ(-1, recv(INIT, &c, 1, 0));
+	EXPECT_EQ(EINPROGRESS, errno);
+	options_frozen(_metadata, INIT);
+}
+
+TEST_F(raw, initiator_peer_fin)
+{
+	uint8_t got[T_HDR];
+	char c;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, t_nonblock(INIT));
+	ASSERT_EQ(-1, mpa_start(INIT));
+	ASSERT_EQ(EINPROGRESS, errno);
+	ASSERT_EQ(T_HDR, t_read(RAW_R, got, T_HDR, T_WAIT));
+	ASSERT_EQ(0, shutdown(RAW_R, SHUT_WR));
+	EXPECT_POLLERR(INIT, T_WAIT);
+	EXPECT_EQ(ECONNRESET, t_so_error(INIT));
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FAILED);
+	EXPECT_MPA_ERROR(INIT, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 ECONNRESET);
+	EXPECT_GE(0, recv(INIT, &c, 1, MSG_DONTWAIT));
+}
+
+/* Rev 2 initiator: the exact enhanced Request, then a valid Reply. */
+TEST_F(raw, initiator_rev2)
+{
+	uint8_t exp[T_FRAME_MAX], rep[T_FRAME_MAX];
+	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR + 4 + 2 };
+	struct mpa_frame_info fi;
+	struct mpa_result res;
+	pthread_t t;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(INIT, MPA_REVISION, 2));
+	ASSERT_EQ(0, mpa_set_enh(INIT, 16, 4, MPA_ENH_PEER_TO_PEER,
+				 MPA_RTR_READ | MPA_RTR_WRITE));
+	ASSERT_EQ(0, mpa_set_pd(INIT, "pd", 2));
+	p.wr = rep;
+	p.wr_len = t_frame_v2(rep, true, T_C, true, MPA_RTR_READ, 3, 12,
+			      NULL, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_START(INIT);
+	pthread_join(t, NULL);
+	n = t_frame_v2(exp, false, T_C, true, MPA_RTR_READ | MPA_RTR_WRITE,
+		       16, 4, "pd", 2);
+	ASSERT_EQ(n, p.rd_got);
+	EXPECT_BYTES(exp, p.rd, n);
+
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
+	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	EXPECT_EQ(2, fi.revision);
+	EXPECT_EQ(MPA_FRAME_CRC | MPA_FRAME_ENHANCED | MPA_FRAME_PEER_TO_PEER,
+		  fi.flags);
+	EXPECT_EQ(MPA_RTR_READ, fi.rtr);
+	EXPECT_EQ(0, fi.pd_len);
+	EXPECT_EQ(3, fi.ird);
+	EXPECT_EQ(12, fi.ord);
+	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(2, res.revision);
+	EXPECT_EQ(MPA_RESULT_CRC | MPA_RESULT_ENHANCED |
+		  MPA_RESULT_PEER_TO_PEER, res.flags);
+	EXPECT_EQ(MPA_RTR_READ, res.rtr);
+	/* Our IRD serves their ORD: min(16, 12); our ORD: min(4, 3). */
+	EXPECT_EQ(12, res.ird);
+	EXPECT_EQ(3, res.ord);
+}
+
+TEST_F(raw, initiator_rev2_pd_too_long)
+{
+	uint8_t pd[MPA_V2_PRIVATE_DATA + 1];
+
+	t_pattern(pd, sizeof(pd), 6);
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(INIT, MPA_REVISION, 2));
+	ASSERT_EQ(0, mpa_set_pd(INIT, pd, sizeof(pd)));
+	EXPECT_EQ(-1, mpa_start(INIT));
+	EXPECT_EQ(EMSGSIZE, errno);
+	EXPECT_MPA_STATE(INIT, MPA_STATE_STREAMING);
+	t_sleep_ms(50);
+	EXPECT_TRUE(t_nothing_pending(RAW_R));
+}
+
+/* Rev 0 initiator: M=1 C=1 whatever was asked. */
+TEST_F(raw, initiator_rev0)
+{
+	uint8_t exp[T_HDR], rep[T_HDR];
+	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR };
+	struct mpa_result res;
+	pthread_t t;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(INIT, MPA_REVISION, 0));
+	ASSERT_EQ(0, mpa_set(INIT, MPA_MARKERS, 0));
+	p.wr = rep;
+	p.wr_len = t_frame(rep, true, T_M | T_C, 0, NULL, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_START(INIT);
+	pthread_join(t, NULL);
+	t_frame(exp, false, T_M | T_C, 0, NULL, 0);
+	ASSERT_EQ(T_HDR, p.rd_got);
+	EXPECT_BYTES(exp, p.rd, T_HDR);
+	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(0, res.revision);
+	EXPECT_EQ(MPA_RESULT_TX_MARKERS | MPA_RESULT_RX_MARKERS |
+		  MPA_RESULT_CRC, res.flags);
+}
+
+/* Appendix C.2.5: a permissive initiator takes a Rev 0 Reply. */
+TEST_F(raw, initiator_rev0_reply_permissive)
+{
+	uint8_t exp[T_HDR], rep[T_HDR];
+	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR };
+	struct mpa_frame_info fi;
+	struct mpa_result res;
+	pthread_t t;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(INIT, MPA_PERMISSIVE, 1));
+	p.wr = rep;
+	p.wr_len = t_frame(rep, true, T_M | T_C, 0, NULL, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_START(INIT);
+	pthread_join(t, NULL);
+	/* A permissive initiator still sends Rev 1, M as configured. */
+	t_frame(exp, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, p.rd_got);
+	EXPECT_BYTES(exp, p.rd, T_HDR);
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
+	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	EXPECT_EQ(0, fi.revision);
+	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(0, res.revision);
+	EXPECT_EQ(MPA_RESULT_TX_MARKERS | MPA_RESULT_RX_MARKERS |
+		  MPA_RESULT_CRC, res.flags);
+	EXPECT_MULPDU(INIT, res.mulpdu, true);
+}
+
+/* Appendix C.2.2: not permissive, a Rev 0 Reply closes. */
+TEST_F(raw, initiator_rev0_reply_not_permissive)
+{
+	uint8_t rep[T_HDR];
+	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR };
+	pthread_t t;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	p.wr = rep;
+	p.wr_len = t_frame(rep, true, T_M | T_C, 0, NULL, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_EQ(-1, mpa_start(INIT));
+	EXPECT_EQ(EPROTO, errno);
+	pthread_join(t, NULL);
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FAILED);
+	EXPECT_MPA_ERROR(INIT, MPA_ERR_STARTUP, MPA_REASON_REV0, EPROTO);
+	EXPECT_EQ(0, t_wait_eof(RAW_R, T_WAIT));
+}
+
+/* Private Data of 0, 1, 508 and 512 octets, each way, byte-exact. */
+FIXTURE(pd)
+{
+	int cli;
+	int srv;
+	uint8_t pd[MPA_MAX_PRIVATE_DATA];
+};
+
+FIXTURE_VARIANT(pd)
+{
+	int family;
+	unsigned int len;
+};
+
+FIXTURE_VARIANT_ADD(pd, len0)
+{
+	.family = AF_INET, .len = 0,
+};
+
+FIXTURE_VARIANT_ADD(pd, len1)
+{
+	.family = AF_INET6, .len = 1,
+};
+
+FIXTURE_VARIANT_ADD(pd, len508)
+{
+	.family = AF_INET, .len = 508,
+};
+
+FIXTURE_VARIANT_ADD(pd, len512)
+{
+	.family = AF_INET6, .len = 512,
+};
+
+FIXTURE_SETUP(pd)
+{
+	signal(SIGPIPE, SIG_IGN);
+	t_pattern(self->pd, sizeof(self->pd), variant->len);
+	ASSERT_EQ(0, mpa_tcp_pair(variant->family, &self->cli, &self->srv));
+}
+
+FIXTURE_TEARDOWN(pd)
+{
+	close(self->cli);
+	close(self->srv);
+}
+
+TEST_F(pd, request_sent)
+{
+	uint8_t exp[T_FRAME_MAX], rep[T_HDR];
+	struct t_raw_peer p = { .fd = RAW_R };
+	pthread_t t;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set_pd(INIT, self->pd, variant->len));
+	n = t_frame(exp, false, T_C, 1, self->pd, variant->len);
+	p.rd_len = n;
+	p.wr = rep;
+	p.wr_len = t_frame(rep, true, T_C, 1, NULL, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_START(INIT);
+	pthread_join(t, NULL);
+	ASSERT_EQ(n, p.rd_got);
+	EXPECT_BYTES(exp, p.rd, n);
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
+}
+
+TEST_F(pd, request_received)
+{
+	uint8_t req[T_FRAME_MAX], got[T_FRAME_MAX];
+	struct mpa_frame_info fi;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	n = t_frame(req, false, T_C, 1, self->pd, variant->len);
+	ASSERT_EQ(n, t_send(RAW_I, req, n));
+	ASSERT_START(RESP);
+	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	EXPECT_EQ(variant->len, fi.pd_len);
+	ASSERT_EQ(variant->len, mpa_peer_pd(RESP, got, sizeof(got)));
+	EXPECT_BYTES(self->pd, got, variant->len);
+}
+
+static void pd_answer(struct __test_metadata *_metadata, int m, int r,
+		      int answer, const uint8_t *pd, unsigned int len)
+{
+	uint8_t req[T_HDR], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(r, req, T_HDR));
+	ASSERT_START(m);
+	ASSERT_EQ(0, mpa_answer(m, answer, pd, len));
+	n = t_frame(exp, true, T_C | (answer == MPA_REJECT ? T_R : 0), 1,
+		    pd, len);
+	ASSERT_EQ(n, t_read(r, got, n, T_WAIT));
+	EXPECT_BYTES(exp, got, n);
+	t_sleep_ms(50);
+	EXPECT_TRUE(t_nothing_pending(r));
+	EXPECT_MPA_STATE(m, answer == MPA_REJECT ? MPA_STATE_REJECTED :
+						    MPA_STATE_FULL);
+}
+
+TEST_F(pd, accept_sent)
+{
+	pd_answer(_metadata, RESP, RAW_I, MPA_ACCEPT, self->pd, variant->len);
+}
+
+TEST_F(pd, reject_sent)
+{
+	pd_answer(_metadata, RESP, RAW_I, MPA_REJECT, self->pd, variant->len);
+}
+
+TEST_F(pd, reply_received)
+{
+	uint8_t rep[T_FRAME_MAX], got[T_FRAME_MAX];
+	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR };
+	pthread_t t;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	p.wr = rep;
+	p.wr_len = t_frame(rep, true, T_C, 1, self->pd, variant->len);
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_START(INIT);
+	pthread_join(t, NULL);
+	ASSERT_EQ(variant->len, mpa_peer_pd(INIT, got, sizeof(got)));
+	EXPECT_BYTES(self->pd, got, variant->len);
+}
+
+/* With Rev 2 the block takes 4 of the 512: 512 is refused at MPA_START. */
+TEST_F(pd, rev2_request_sent)
+{
+	uint8_t exp[T_FRAME_MAX], rep[T_FRAME_MAX];
+	struct t_raw_peer p = { .fd = RAW_R };
+	pthread_t t;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(INIT, MPA_REVISION, 2));
+	ASSERT_EQ(0, mpa_set_enh(INIT, 2, 2, 0, 0));
+	ASSERT_EQ(0, mpa_set_pd(INIT, self->pd, variant->len));
+	if (variant->len > MPA_V2_PRIVATE_DATA) {
+		EXPECT_EQ(-1, mpa_start(INIT));
+		EXPECT_EQ(EMSGSIZE, errno);
+		EXPECT_MPA_STATE(INIT, MPA_STATE_STREAMING);
+		return;
+	}
+	n = t_frame_v2(exp, false, T_C, false, 0, 2, 2, self->pd,
+		       variant->len);
+	p.rd_len = n;
+	p.wr = rep;
+	p.wr_len = t_frame_v2(rep, true, T_C, false, 0, 2, 2, NULL, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
+	EXPECT_START(INIT);
+	pthread_join(t, NULL);
+	ASSERT_EQ(n, p.rd_got);
+	EXPECT_BYTES(exp, p.rd, n);
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
+}
+
+/* The one RTR type a responder picks: WRITE, then READ, then SEND. */
+FIXTURE(rtr)
+{
+	int cli;
+	int srv;
+};
+
+FIXTURE_VARIANT(rtr)
+{
+	__u8 offered;
+	__u8 accepted;
+	__u8 chosen;
+};
+
+FIXTURE_VARIANT_ADD(rtr, all_all)
+{
+	.offered = MPA_RTR_ALL, .accepted = MPA_RTR_ALL,
+	.chosen = MPA_RTR_WRITE,
+};
+
+FIXTURE_VARIANT_ADD(rtr, read_send)
+{
+	.offered = MPA_RTR_READ | MPA_RTR_SEND, .accepted = MPA_RTR_ALL,
+	.chosen = MPA_RTR_READ,
+};
+
+FIXTURE_VARIANT_ADD(rtr, send_only)
+{
+	.offered = MPA_RTR_SEND, .accepted = MPA_RTR_ALL,
+	.chosen = MPA_RTR_SEND,
+};
+
+FIXTURE_VARIANT_ADD(rtr, all_but_write_accepted)
+{
+	.offered = MPA_RTR_ALL, .accepted = MPA_RTR_READ | MPA_RTR_SEND,
+	.chosen = MPA_RTR_READ,
+};
+
+FIXTURE_VARIANT_ADD(rtr, write_send_send_accepted)
+{
+	.offered = MPA_RTR_WRITE | MPA_RTR_SEND, .accepted = MPA_RTR_SEND,
+	.chosen = MPA_RTR_SEND,
+};
+
+FIXTURE_SETUP(rtr)
+{
+	signal(SIGPIPE, SIG_IGN);
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET6, &self->cli, &self->srv));
+}
+
+FIXTURE_TEARDOWN(rtr)
+{
+	close(self->cli);
+	close(self->srv);
+}
+
+TEST_F(rtr, responder_choice)
+{
+	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	struct mpa_result res;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set_enh(RESP, 9, 9, 0, variant->accepted));
+	n = t_frame_v2(req, false, T_C, true, variant->offered, 4, 6, NULL, 0);
+	ASSERT_EQ(n, t_send(RAW_I, req, n));
+	ASSERT_START(RESP);
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	n = t_frame_v2(exp, true, T_C, true, variant->chosen, 6, 4, NULL, 0);
+	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
+	EXPECT_BYTES(exp, got, n);
+	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(variant->chosen, res.rtr);
+	EXPECT_EQ(MPA_RESULT_PEER_TO_PEER, res.flags & MPA_RESULT_PEER_TO_PEER);
+}
+
+TEST_HARNESS_MAIN
