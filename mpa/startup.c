@@ -24,6 +24,8 @@ static int mpa_peek(struct sock *sk, u32 off, void *buf, u32 len)
 	u32 seq = tcp_sk(sk)->copied_seq + off;
 	struct sk_buff *skb;
 
+	if (!len)
+		return 0;	/* PD_Length 0: nothing to wait for */
 	skb_queue_walk(&sk->sk_receive_queue, skb) {
 		u32 start = TCP_SKB_CB(skb)->seq;
 		u32 skb_off, n;
