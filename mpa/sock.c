@@ -318,6 +318,11 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 	if (len < 0)
 		return -EINVAL;
 	lock_sock(sk);
+	/*
+	 * TCP may have woken the caller (an error, a FIN) before the work
+	 * that runs the state machine did: answer with what it will find.
+	 */
+	mpa_startup_process(c);
 	ret = mpa_do_getsockopt(c, optname, optval, optlen, len);
 	release_sock(sk);
 	return ret;

@@ -269,7 +269,11 @@ int mpa_startup_start(struct mpa_conn *c)
 	ret = mpa_startup_check_config(c);
 	if (ret)
 		return ret;
-	if (c->sk->sk_state != TCP_ESTABLISHED)
+	/*
+	 * After the peer's FIN (CLOSE_WAIT) its frame may still be queued,
+	 * whole or in part: start, and let the frame decide.
+	 */
+	if ((1 << c->sk->sk_state) & ~(TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))
 		return -ENOTCONN;
 
 	mod_timer(&c->timer, jiffies + msecs_to_jiffies(c->timeout_ms));
