@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Two MPA sockets against each other: every Appendix C cell (M bits,
- * permissive or not, Rev 0 initiators), every C combination, Rev 2
+ * permissive or not, Rev 0 initiators), every M and C combination, Rev 2
  * IRD/ORD and peer-to-peer RTR, reject in both directions with passthrough
  * after it, Responder/Responder and Initiator/Initiator starts, and MULPDU
  * from the current MSS.
@@ -234,40 +234,50 @@ TEST_F(appc, blocking_both)
 	check_cell(_metadata, variant, self->i, self->r);
 }
 
-/* C: CRCs are off only if both frames say C=0 (R-7.1.1-9/10). */
-FIXTURE(crc)
+/*
+ * Every M and C combination of both ends (C=0 needs allow_crc_off): each
+ * side sends Markers iff the other's frame had M=1; CRCs are off only if
+ * both frames say C=0 (R-7.1.1-9/10), and the Reply says C=1 whenever
+ * CRCs are used. Variants: initiator M, C _ responder M, C.
+ */
+FIXTURE(mc)
 {
 	char saved[8];
 	int i, r;
 };
 
-FIXTURE_VARIANT(crc)
+FIXTURE_VARIANT(mc)
 {
 	int family;
-	int init_c, resp_c;
+	int init_m, init_c;
+	int resp_m, resp_c;
 };
 
-FIXTURE_VARIANT_ADD(crc, i0_r0)
-{
-	.family = AF_INET, .init_c = 0, .resp_c = 0,
-};
+#define MC(name, fam, im, ic, rm, rc)					\
+	FIXTURE_VARIANT_ADD(mc, name)					\
+	{								\
+		.family = fam, .init_m = im, .init_c = ic,		\
+		.resp_m = rm, .resp_c = rc,				\
+	}
 
-FIXTURE_VARIANT_ADD(crc, i0_r1)
-{
-	.family = AF_INET6, .init_c = 0, .resp_c = 1,
-};
+MC(m0c0_m0c0, AF_INET, 0, 0, 0, 0);
+MC(m0c0_m0c1, AF_INET6, 0, 0, 0, 1);
+MC(m0c0_m1c0, AF_INET6, 0, 0, 1, 0);
+MC(m0c0_m1c1, AF_INET, 0, 0, 1, 1);
+MC(m0c1_m0c0, AF_INET6, 0, 1, 0, 0);
+MC(m0c1_m0c1, AF_INET, 0, 1, 0, 1);
+MC(m0c1_m1c0, AF_INET, 0, 1, 1, 0);
+MC(m0c1_m1c1, AF_INET6, 0, 1, 1, 1);
+MC(m1c0_m0c0, AF_INET6, 1, 0, 0, 0);
+MC(m1c0_m0c1, AF_INET, 1, 0, 0, 1);
+MC(m1c0_m1c0, AF_INET, 1, 0, 1, 0);
+MC(m1c0_m1c1, AF_INET6, 1, 0, 1, 1);
+MC(m1c1_m0c0, AF_INET, 1, 1, 0, 0);
+MC(m1c1_m0c1, AF_INET6, 1, 1, 0, 1);
+MC(m1c1_m1c0, AF_INET6, 1, 1, 1, 0);
+MC(m1c1_m1c1, AF_INET, 1, 1, 1, 1);
 
-FIXTURE_VARIANT_ADD(crc, i1_r0)
-{
-	.family = AF_INET, .init_c = 1, .resp_c = 0,
-};
-
-FIXTURE_VARIANT_ADD(crc, i1_r1)
-{
-	.family = AF_INET6, .init_c = 1, .resp_c = 1,
-};
-
-FIXTURE_SETUP(crc)
+FIXTURE_SETUP(mc)
 {
 	self->i = self->r = -1;
 	signal(SIGPIPE, SIG_IGN);
@@ -277,38 +287,54 @@ FIXTURE_SETUP(crc)
 	ASSERT_EQ(0, mpa_tcp_pair(variant->family, &self->i, &self->r));
 }
 
-FIXTURE_TEARDOWN_PARENT(crc)
+FIXTURE_TEARDOWN_PARENT(mc)
 {
 	mpa_param_set("allow_crc_off", self->saved);
 	close(self->i);
 	close(self->r);
 }
 
-TEST_F(crc, negotiate)
+TEST_F(mc, negotiate)
 {
-	bool on = variant->init_c || variant->resp_c;
+	const FIXTURE_VARIANT(mc) *v = variant;
+	__u8 crc = v->init_c || v->resp_c ? MPA_RESULT_CRC : 0;
 	struct mpa_frame_info fi;
 	struct mpa_result res;
 	int ev, rc, err;
 
 	ASSERT_EQ(0, mpa_config(self->i, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	ASSERT_EQ(0, mpa_set(self->i, MPA_CRC, variant->init_c));
+	ASSERT_EQ(0, mpa_set(self->i, MPA_MARKERS, v->init_m));
+	ASSERT_EQ(0, mpa_set(self->i, MPA_CRC, v->init_c));
 	ASSERT_EQ(0, mpa_config(self->r, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	ASSERT_EQ(0, mpa_set(self->r, MPA_CRC, variant->resp_c));
+	ASSERT_EQ(0, mpa_set(self->r, MPA_MARKERS, v->resp_m));
+	ASSERT_EQ(0, mpa_set(self->r, MPA_CRC, v->resp_c));
 	ev = exchange_nonblocking(_metadata, self->i, self->r, MPA_ACCEPT,
 				  NULL, 0, &rc, &err);
 	ASSERT_EQ(0, rc);
 	ASSERT_LE(0, ev);
+	EXPECT_MPA_STATE(self->i, MPA_STATE_FULL);
+	EXPECT_MPA_STATE(self->r, MPA_STATE_FULL);
 
 	get_result(_metadata, self->i, &res);
-	EXPECT_EQ(on ? MPA_RESULT_CRC : 0, res.flags & MPA_RESULT_CRC);
+	EXPECT_EQ(1, res.revision);
+	EXPECT_EQ((v->resp_m ? MPA_RESULT_TX_MARKERS : 0) |
+		  (v->init_m ? MPA_RESULT_RX_MARKERS : 0) | crc, res.flags);
+	EXPECT_MULPDU(self->i, res.mulpdu, v->resp_m);
 	get_result(_metadata, self->r, &res);
-	EXPECT_EQ(on ? MPA_RESULT_CRC : 0, res.flags & MPA_RESULT_CRC);
-	/* Request: the initiator's C; Reply: C=1 whenever CRCs are used. */
+	EXPECT_EQ(1, res.revision);
+	EXPECT_EQ((v->init_m ? MPA_RESULT_TX_MARKERS : 0) |
+		  (v->resp_m ? MPA_RESULT_RX_MARKERS : 0) | crc |
+		  MPA_RESULT_TX_HELD, res.flags);
+	EXPECT_MULPDU(self->r, res.mulpdu, v->init_m);
+
+	/* The Request as sent: the initiator's M and C. */
 	get_frame(_metadata, self->r, &fi);
-	EXPECT_EQ(variant->init_c ? MPA_FRAME_CRC : 0, fi.flags & MPA_FRAME_CRC);
+	EXPECT_EQ((v->init_m ? MPA_FRAME_MARKERS : 0) |
+		  (v->init_c ? MPA_FRAME_CRC : 0), fi.flags);
+	/* The Reply: the responder's M, C=1 whenever CRCs are used. */
 	get_frame(_metadata, self->i, &fi);
-	EXPECT_EQ(on ? MPA_FRAME_CRC : 0, fi.flags & MPA_FRAME_CRC);
+	EXPECT_EQ((v->resp_m ? MPA_FRAME_MARKERS : 0) |
+		  (crc ? MPA_FRAME_CRC : 0), fi.flags);
 }
 
 /* Two module sockets, IPv4 and IPv6. */
