@@ -20,6 +20,7 @@ enum {
 };
 
 static struct proto mpa_prots[MPA_NUM_FAMILIES];
+/* Not const: copies of TCP's tables, built at run time as net/tls does */
 static struct proto_ops mpa_proto_ops[MPA_NUM_FAMILIES];
 /* The TCP struct proto each table was built from (read without the mutex) */
 static const struct proto *mpa_base_prot[MPA_NUM_FAMILIES];
@@ -410,8 +411,7 @@ static void mpa_build_proto(struct proto *prot, const struct proto *base)
 	prot->recvmsg = mpa_recvmsg;
 }
 
-static void mpa_build_proto_ops(struct proto_ops *ops,
-				const struct proto_ops *base)
+static void mpa_build_proto_ops(struct proto_ops *ops, const struct proto_ops *base)
 {
 	*ops = *base;
 	ops->poll = mpa_poll;
@@ -426,12 +426,14 @@ static int mpa_sock_family(struct sock *sk)
 {
 	int f = sk->sk_family == AF_INET6 ? MPA_V6 : MPA_V4;
 
+	/* Pairs with the release below: a table is complete once seen. */
 	if (sk->sk_prot != smp_load_acquire(&mpa_base_prot[f])) {
 		mutex_lock(&mpa_prot_mutex);
 		if (sk->sk_prot != mpa_base_prot[f]) {
 			mpa_build_proto(&mpa_prots[f], sk->sk_prot);
 			mpa_build_proto_ops(&mpa_proto_ops[f],
 					    sk->sk_socket->ops);
+			/* Publish the tables after they are written. */
 			smp_store_release(&mpa_base_prot[f], sk->sk_prot);
 		}
 		mutex_unlock(&mpa_prot_mutex);
