@@ -203,11 +203,16 @@ void mpa_conn_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum,
 	c->err.code = code;
 	c->err.reason = reason;
 	c->err.errnum = errnum;
+	/*
+	 * State and error first: a poller woken by our FIN must already see
+	 * EPOLLERR and the failure, not a bare EPOLLHUP.
+	 */
+	WRITE_ONCE(c->state, MPA_STATE_FAILED);
 	if (close) {
-		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SHUTDOWN_MASK);
-		c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
 		if (!sk->sk_err)
 			WRITE_ONCE(sk->sk_err, errnum);
+		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SHUTDOWN_MASK);
+		c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
 		sk_error_report(sk);
 	}
 	mpa_conn_set_state(c, MPA_STATE_FAILED);

@@ -93,10 +93,10 @@ static void mpa_startup_push(struct mpa_conn *c)
 		if (c->close_after_tx) {
 			/* Appendix C.2.1: the Reply went out; now close. */
 			c->close_after_tx = false;
+			WRITE_ONCE(sk->sk_err, c->err.errnum);
 			WRITE_ONCE(sk->sk_shutdown,
 				   sk->sk_shutdown | SHUTDOWN_MASK);
 			c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
-			WRITE_ONCE(sk->sk_err, c->err.errnum);
 			sk_error_report(sk);
 		}
 		mpa_conn_wake(c);
