@@ -9,6 +9,7 @@
 #include <linux/slab.h>
 
 #include "core/core.h"
+#include "vectors.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -186,31 +187,18 @@ static void fix_crc(u8 *fpdu, u32 span)
 	mpa_crc_put(fpdu + span - 4, mpa_crc_value(fpdu, span - 4));
 }
 
-static const u8 rfc_fig5[52] = {
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, 0x41, 0x43,
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-	0x00, 0x00, 0x00, 0x01, [48] = 0x52, 0x23, 0x99, 0x83,
-};
-
-static const u8 rfc_fig6[52] = {
-	0x00, 0x2a, 0x41, 0x43, 0x00, 0x00, 0x00, 0x00,
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x14,
-	[48] = 0x84, 0x92, 0x58, 0x98,
-};
-
 static void decode_fig5(struct kunit *test)
 {
 	struct dec_result *res = dec_result_alloc(test);
 	struct dec_ctx c = {};
 
-	dec_run(test, &c, res, rfc_fig5, 52, 0, true, true, NULL, 0);
+	dec_run(test, &c, res, mpa_test_rfc_fig5, 52, 0, true, true, NULL, 0);
 	KUNIT_EXPECT_EQ(test, res->nr, 1U);
 	KUNIT_EXPECT_EQ(test, res->lens[0], 42U);
 	KUNIT_EXPECT_EQ(test, res->error, MPA_ERR_NONE);
 	KUNIT_EXPECT_EQ(test, res->consumed, 52U);
 	KUNIT_EXPECT_TRUE(test, res->boundary);
-	KUNIT_EXPECT_MEMEQ(test, res->data, rfc_fig5 + 6, 42);
+	KUNIT_EXPECT_MEMEQ(test, res->data, mpa_test_rfc_fig5 + 6, 42);
 }
 
 /* The 544-octet stream behind Figure 6, in every two-piece split */
@@ -225,15 +213,15 @@ static void decode_fig6_stream(struct kunit *test)
 	s = kunit_kzalloc(test, 544, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, s);
 	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(0, true, u, 482, s, 544), 492);
-	memcpy(s + 492, rfc_fig6, 52);
+	memcpy(s + 492, mpa_test_rfc_fig6, 52);
 
 	dec_run(test, &c, ref, s, 544, 0, true, true, NULL, 0);
 	KUNIT_ASSERT_EQ(test, ref->nr, 2U);
 	KUNIT_EXPECT_EQ(test, ref->lens[0], 482U);
 	KUNIT_EXPECT_EQ(test, ref->lens[1], 42U);
 	KUNIT_EXPECT_EQ(test, ref->pos[1], 492U);
-	KUNIT_EXPECT_MEMEQ(test, ref->data + 482, rfc_fig6 + 2, 18);
-	KUNIT_EXPECT_MEMEQ(test, ref->data + 482 + 18, rfc_fig6 + 24, 24);
+	KUNIT_EXPECT_MEMEQ(test, ref->data + 482, mpa_test_rfc_fig6 + 2, 18);
+	KUNIT_EXPECT_MEMEQ(test, ref->data + 482 + 18, mpa_test_rfc_fig6 + 24, 24);
 	for (cut = 1; cut < 544; cut++) {
 		dec_run(test, &c, res, s, 544, 0, true, true, &cut, 1);
 		dec_expect_same(test, ref, res);
@@ -361,7 +349,7 @@ static void decode_crc_error(struct kunit *test)
 	struct dec_ctx c = {};
 	u8 s[52];
 
-	memcpy(s, rfc_fig5, 52);
+	memcpy(s, mpa_test_rfc_fig5, 52);
 	s[30] ^= 0x10;
 	dec_run(test, &c, res, s, 52, 0, true, true, NULL, 0);
 	KUNIT_EXPECT_EQ(test, res->nr, 0U);
@@ -378,7 +366,7 @@ static void decode_crc_covers_lead_marker(struct kunit *test)
 	struct dec_ctx c = {};
 	u8 s[52];
 
-	memcpy(s, rfc_fig5, 52);
+	memcpy(s, mpa_test_rfc_fig5, 52);
 	s[0] ^= 0x80;		/* RESERVED: ignored, but covered */
 	dec_run(test, &c, res, s, 52, 0, true, true, NULL, 0);
 	KUNIT_EXPECT_EQ(test, res->error, MPA_ERR_CRC);
@@ -391,7 +379,7 @@ static void decode_marker_error(struct kunit *test)
 	struct dec_ctx c = {};
 	u8 s[52];
 
-	memcpy(s, rfc_fig6, 52);
+	memcpy(s, mpa_test_rfc_fig6, 52);
 	s[23] = 0x18;
 	fix_crc(s, 52);
 	dec_run(test, &c, res, s, 52, 492, true, true, NULL, 0);
@@ -408,7 +396,7 @@ static void decode_marker_low_bits(struct kunit *test)
 	struct dec_ctx c = {};
 	u8 s[52];
 
-	memcpy(s, rfc_fig6, 52);
+	memcpy(s, mpa_test_rfc_fig6, 52);
 	s[23] = 0x15;
 	fix_crc(s, 52);
 	dec_run(test, &c, res, s, 52, 492, true, true, NULL, 0);
@@ -427,7 +415,7 @@ static void decode_lead_marker_error(struct kunit *test)
 	struct dec_ctx c = {};
 	u8 s[52];
 
-	memcpy(s, rfc_fig5, 52);
+	memcpy(s, mpa_test_rfc_fig5, 52);
 	s[3] = 0x04;
 	fix_crc(s, 52);
 	dec_run(test, &c, res, s, 52, 0, true, true, NULL, 0);
@@ -441,7 +429,7 @@ static void decode_crc_precedence(struct kunit *test)
 	struct dec_ctx c = {};
 	u8 s[52];
 
-	memcpy(s, rfc_fig6, 52);
+	memcpy(s, mpa_test_rfc_fig6, 52);
 	s[23] = 0x18;
 	dec_run(test, &c, res, s, 52, 492, true, true, NULL, 0);
 	KUNIT_EXPECT_EQ(test, res->error, MPA_ERR_CRC);
@@ -454,7 +442,7 @@ static void decode_crc_off_ignores_field(struct kunit *test)
 	struct dec_ctx c = {};
 	u8 s[52];
 
-	memcpy(s, rfc_fig5, 52);
+	memcpy(s, mpa_test_rfc_fig5, 52);
 	memset(s + 48, 0xa5, 4);
 	dec_run(test, &c, res, s, 52, 0, true, false, NULL, 0);
 	KUNIT_EXPECT_EQ(test, res->error, MPA_ERR_NONE);
@@ -469,7 +457,7 @@ static void decode_crc_off_marker_checked(struct kunit *test)
 	struct dec_ctx c = {};
 	u8 s[52];
 
-	memcpy(s, rfc_fig6, 52);
+	memcpy(s, mpa_test_rfc_fig6, 52);
 	s[23] = 0x10;
 	dec_run(test, &c, res, s, 52, 492, true, false, NULL, 0);
 	KUNIT_EXPECT_EQ(test, res->error, MPA_ERR_MARKER);
@@ -528,9 +516,9 @@ static void decode_error_sticky(struct kunit *test)
 	struct mpa_rx rx;
 	u8 s[104];
 
-	memcpy(s, rfc_fig5, 52);
+	memcpy(s, mpa_test_rfc_fig5, 52);
 	s[10] ^= 1;
-	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(52, true, rfc_fig5, 42, s + 52,
+	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(52, true, mpa_test_rfc_fig5, 42, s + 52,
 					      52), 48);
 	KUNIT_ASSERT_EQ(test, mpa_rx_init(&rx, 0, true, true), 0);
 	while (mpa_rx_feed(&rx, s, 52, &ev) && ev.type != MPA_RX_EV_ERROR)
@@ -550,13 +538,13 @@ static void decode_boundary(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, mpa_rx_init(&rx, 0, true, true), 0);
 	KUNIT_EXPECT_TRUE(test, mpa_rx_at_boundary(&rx));
-	KUNIT_EXPECT_EQ(test, mpa_rx_feed(&rx, rfc_fig5, 3, &ev), 3U);
+	KUNIT_EXPECT_EQ(test, mpa_rx_feed(&rx, mpa_test_rfc_fig5, 3, &ev), 3U);
 	KUNIT_EXPECT_EQ(test, ev.type, MPA_RX_EV_NONE);
 	KUNIT_EXPECT_FALSE(test, mpa_rx_at_boundary(&rx));
-	KUNIT_EXPECT_EQ(test, mpa_rx_feed(&rx, rfc_fig5 + 3, 45, &ev), 45U);
+	KUNIT_EXPECT_EQ(test, mpa_rx_feed(&rx, mpa_test_rfc_fig5 + 3, 45, &ev), 45U);
 	KUNIT_EXPECT_EQ(test, ev.type, MPA_RX_EV_DATA);
 	KUNIT_EXPECT_EQ(test, ev.len, 42U);
-	KUNIT_EXPECT_EQ(test, mpa_rx_feed(&rx, rfc_fig5 + 48, 4, &ev), 4U);
+	KUNIT_EXPECT_EQ(test, mpa_rx_feed(&rx, mpa_test_rfc_fig5 + 48, 4, &ev), 4U);
 	KUNIT_EXPECT_EQ(test, ev.type, MPA_RX_EV_FPDU);
 	KUNIT_EXPECT_TRUE(test, mpa_rx_at_boundary(&rx));
 	KUNIT_EXPECT_EQ(test, rx.fpdus, 1ULL);

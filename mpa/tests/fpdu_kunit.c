@@ -11,6 +11,7 @@
 #include <linux/unaligned.h>
 
 #include "core/core.h"
+#include "vectors.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -23,19 +24,6 @@ static void fig_ulpdu(u8 *u, u8 ctl0, u8 ctl1, u8 msn)
 	u[13] = msn;
 }
 
-static const u8 rfc_fig5[52] = {
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, 0x41, 0x43,
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-	0x00, 0x00, 0x00, 0x01, [48] = 0x52, 0x23, 0x99, 0x83,
-};
-
-static const u8 rfc_fig6[52] = {
-	0x00, 0x2a, 0x41, 0x43, 0x00, 0x00, 0x00, 0x00,
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x14,
-	[48] = 0x84, 0x92, 0x58, 0x98,
-};
-
 /* RFC 5044 Figure 5: the first FPDU, led by a Marker with FPDUPTR 0 */
 static void rfc5044_fig5(struct kunit *test)
 {
@@ -43,7 +31,7 @@ static void rfc5044_fig5(struct kunit *test)
 
 	fig_ulpdu(u, 0x41, 0x43, 1);
 	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(0, true, u, 42, out, 64), 52);
-	KUNIT_EXPECT_MEMEQ(test, out, rfc_fig5, 52);
+	KUNIT_EXPECT_MEMEQ(test, out, mpa_test_rfc_fig5, 52);
 }
 
 /* RFC 5044 Figure 6: an FPDU at 0x1ec with a Marker inside at 0x200 */
@@ -54,7 +42,7 @@ static void rfc5044_fig6(struct kunit *test)
 	fig_ulpdu(u, 0x41, 0x43, 2);
 	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(0x1ec, true, u, 42, out, 64),
 			52);
-	KUNIT_EXPECT_MEMEQ(test, out, rfc_fig6, 52);
+	KUNIT_EXPECT_MEMEQ(test, out, mpa_test_rfc_fig6, 52);
 }
 
 /* draft-culley-iwarp-mpa-01 Figure 5: DDP/RDMAP v0 control 40 03 */
@@ -96,7 +84,7 @@ static void fig6_full_stream(struct kunit *test)
 	fig_ulpdu(u, 0x41, 0x43, 2);
 	KUNIT_ASSERT_EQ(test, mpa_fpdu_encode(492, true, u, 42, out + 492,
 					      108), 52);
-	KUNIT_EXPECT_MEMEQ(test, out + 492, rfc_fig6, 52);
+	KUNIT_EXPECT_MEMEQ(test, out + 492, mpa_test_rfc_fig6, 52);
 }
 
 /* requirements 2.5: Figure-4-shaped FPDU at 500 (FPDUPTR 0x000c, PAD 2) */
@@ -484,10 +472,10 @@ static void verify_flat(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, mpa_fpdu_hdr_off(0x1ec, true), 0U);
 	KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, 0x1ec, true,
-					      get_unaligned_be16(rfc_fig6)), 0);
+					      get_unaligned_be16(mpa_test_rfc_fig6)), 0);
 	KUNIT_ASSERT_EQ(test, lo.span, 52U);
-	KUNIT_EXPECT_EQ(test, mpa_fpdu_verify(&lo, rfc_fig6, true), MPA_RX_OK);
-	memcpy(s, rfc_fig6, 52);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_verify(&lo, mpa_test_rfc_fig6, true), MPA_RX_OK);
+	memcpy(s, mpa_test_rfc_fig6, 52);
 	s[23] = 0x18;
 	KUNIT_EXPECT_EQ(test, mpa_fpdu_verify(&lo, s, true), MPA_RX_ERR_CRC);
 	KUNIT_EXPECT_EQ(test, mpa_fpdu_verify(&lo, s, false),
@@ -498,9 +486,9 @@ static void verify_flat(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, mpa_fpdu_hdr_off(0, true), 4U);
 	KUNIT_ASSERT_EQ(test, mpa_fpdu_hdr_off(0, false), 0U);
 	KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, 0, true,
-					      get_unaligned_be16(rfc_fig5 + 4)),
+					      get_unaligned_be16(mpa_test_rfc_fig5 + 4)),
 			0);
-	KUNIT_EXPECT_EQ(test, mpa_fpdu_verify(&lo, rfc_fig5, true), MPA_RX_OK);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_verify(&lo, mpa_test_rfc_fig5, true), MPA_RX_OK);
 }
 
 /* R-4.3-9: Markers every 512 octets from SeqStart, e.g. 11, 523, 1035 */
