@@ -64,33 +64,6 @@ static inline int mpa_listener(int family, struct sockaddr_storage *addr,
 	return fd;
 }
 
-/* A connected pair over loopback: *client and *server, or -1. */
-static inline int mpa_tcp_pair(int family, int *client, int *server)
-{
-	struct sockaddr_storage addr;
-	socklen_t len;
-	int lfd;
-
-	*client = *server = -1;
-	lfd = mpa_listener(family, &addr, &len);
-	if (lfd < 0)
-		return -1;
-	*client = socket(family, SOCK_STREAM, 0);
-	if (*client < 0 || connect(*client, (struct sockaddr *)&addr, len))
-		goto fail;
-	*server = accept(lfd, NULL, NULL);
-	if (*server < 0)
-		goto fail;
-	close(lfd);
-	return 0;
-fail:
-	if (*client >= 0)
-		close(*client);
-	*client = -1;
-	close(lfd);
-	return -1;
-}
-
 /* Close with SO_LINGER 0: the socket is gone when close() returns. */
 static inline void mpa_close_abort(int fd)
 {
@@ -100,7 +73,10 @@ static inline void mpa_close_abort(int fd)
 	close(fd);
 }
 
-/* A connected pair whose listener had TCP_MAXSEG @mss before the handshake. */
+/*
+ * A connected pair over loopback: *client and *server, or -1. With @mss,
+ * both ends had TCP_MAXSEG @mss before the handshake.
+ */
 static inline int mpa_tcp_pair_mss(int family, int mss, int *client,
 				   int *server)
 {
@@ -112,11 +88,11 @@ static inline int mpa_tcp_pair_mss(int family, int mss, int *client,
 	lfd = mpa_listener(family, &addr, &len);
 	if (lfd < 0)
 		return -1;
-	if (setsockopt(lfd, SOL_TCP, TCP_MAXSEG, &mss, sizeof(mss)))
+	if (mss && setsockopt(lfd, SOL_TCP, TCP_MAXSEG, &mss, sizeof(mss)))
 		goto fail;
 	*client = socket(family, SOCK_STREAM, 0);
 	if (*client < 0 ||
-	    setsockopt(*client, SOL_TCP, TCP_MAXSEG, &mss, sizeof(mss)) ||
+	    (mss && setsockopt(*client, SOL_TCP, TCP_MAXSEG, &mss, sizeof(mss))) ||
 	    connect(*client, (struct sockaddr *)&addr, len))
 		goto fail;
 	*server = accept(lfd, NULL, NULL);
@@ -130,6 +106,11 @@ fail:
 	*client = -1;
 	close(lfd);
 	return -1;
+}
+
+static inline int mpa_tcp_pair(int family, int *client, int *server)
+{
+	return mpa_tcp_pair_mss(family, 0, client, server);
 }
 
 /*

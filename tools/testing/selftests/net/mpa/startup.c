@@ -538,12 +538,52 @@ TEST_F(raw, responder_blocking_waits)
 	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
 }
 
+/*
+ * Readiness of a socket for POLLIN | POLLOUT, through poll() or through
+ * epoll (EPOLLIN and EPOLLOUT have poll()'s values): the events, 0 when
+ * none came within @ms, -1 on error.
+ */
+struct t_ready {
+	int fd;
+	int ep;
+};
+
+static int t_ready_open(struct t_ready *w, int fd, bool use_epoll)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT };
+
+	w->fd = fd;
+	w->ep = -1;
+	if (!use_epoll)
+		return 0;
+	w->ep = epoll_create1(0);
+	if (w->ep < 0)
+		return -1;
+	return epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int t_ready_wait(struct t_ready *w, int ms)
+{
+	struct epoll_event out;
+	int n;
+
+	if (w->ep < 0)
+		return t_poll(w->fd, POLLIN | POLLOUT, ms);
+	n = epoll_wait(w->ep, &out, 1, ms);
+	return n <= 0 ? n : (int)out.events;
+}
+
+static void t_ready_close(struct t_ready *w)
+{
+	if (w->ep >= 0)
+		close(w->ep);
+}
+
 static void responder_nonblock(struct __test_metadata *_metadata, int m,
 			       int r, bool use_epoll)
 {
 	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX], got[T_FRAME_MAX];
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT }, out;
-	int ep = -1;
+	struct t_ready w;
 	size_t n;
 
 	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, T_TIMEOUT));
@@ -553,24 +593,13 @@ static void responder_nonblock(struct __test_metadata *_metadata, int m,
 	EXPECT_MPA_STATE(m, MPA_STATE_AWAIT_REQUEST);
 	EXPECT_EQ(-1, mpa_start(m));
 	EXPECT_EQ(EALREADY, errno);
-	if (use_epoll) {
-		ep = epoll_create1(0);
-		ASSERT_LE(0, ep);
-		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, m, &ev));
-		EXPECT_EQ(0, epoll_wait(ep, &out, 1, 200));
-	} else {
-		EXPECT_EQ(0, t_poll(m, POLLIN | POLLOUT, 200));
-	}
+	ASSERT_EQ(0, t_ready_open(&w, m, use_epoll));
+	EXPECT_EQ(0, t_ready_wait(&w, 200));
 
 	n = t_frame(req, false, T_C, 1, "nb", 2);
 	ASSERT_EQ(n, t_send(r, req, n));
-	if (use_epoll) {
-		ASSERT_EQ(1, epoll_wait(ep, &out, 1, T_WAIT));
-		EXPECT_EQ(EPOLLIN, out.events);
-		close(ep);
-	} else {
-		EXPECT_EQ(POLLIN, t_poll(m, POLLIN | POLLOUT, T_WAIT));
-	}
+	EXPECT_EQ(POLLIN, t_ready_wait(&w, T_WAIT));
+	t_ready_close(&w);
 	EXPECT_MPA_STATE(m, MPA_STATE_REQUEST_RECEIVED);
 	ASSERT_EQ(2, mpa_peer_pd(m, got, sizeof(got)));
 	EXPECT_BYTES("nb", got, 2);
@@ -1036,8 +1065,7 @@ static void initiator_nonblock(struct __test_metadata *_metadata, int m,
 			       int r, bool use_epoll)
 {
 	uint8_t exp[T_HDR], rep[T_HDR], got[T_HDR];
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT }, out;
-	int ep = -1;
+	struct t_ready w;
 
 	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(0, t_nonblock(m));
@@ -1049,27 +1077,16 @@ static void initiator_nonblock(struct __test_metadata *_metadata, int m,
 	EXPECT_BYTES(exp, got, T_HDR);
 	EXPECT_EQ(-1, mpa_start(m));
 	EXPECT_EQ(EALREADY, errno);
-	if (use_epoll) {
-		ep = epoll_create1(0);
-		ASSERT_LE(0, ep);
-		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, m, &ev));
-		EXPECT_EQ(0, epoll_wait(ep, &out, 1, 200));
-	} else {
-		EXPECT_EQ(0, t_poll(m, POLLIN | POLLOUT, 200));
-	}
+	ASSERT_EQ(0, t_ready_open(&w, m, use_epoll));
+	EXPECT_EQ(0, t_ready_wait(&w, 200));
 	t_frame(rep, true, T_C, 1, NULL, 0);
 	ASSERT_EQ(T_HDR, t_send(r, rep, T_HDR));
 	/*
 	 * As after a non-blocking connect(), the exchange is over when the
 	 * socket is writable; readable would mean a whole ULPDU is there.
 	 */
-	if (use_epoll) {
-		ASSERT_EQ(1, epoll_wait(ep, &out, 1, T_WAIT));
-		EXPECT_EQ(EPOLLOUT, out.events);
-		close(ep);
-	} else {
-		EXPECT_EQ(POLLOUT, t_poll(m, POLLIN | POLLOUT, T_WAIT));
-	}
+	EXPECT_EQ(POLLOUT, t_ready_wait(&w, T_WAIT));
+	t_ready_close(&w);
 	EXPECT_MPA_STATE(m, MPA_STATE_FULL);
 	EXPECT_EQ(-1, mpa_start(m));
 	EXPECT_EQ(EISCONN, errno);
