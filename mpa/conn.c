@@ -20,7 +20,9 @@ static void mpa_data_ready(struct sock *sk)
 {
 	struct mpa_conn *c = mpa_conn(sk);
 
-	if (mpa_conn_in_startup(c))
+	if (mpa_conn_full(c))
+		mpa_rx_data_ready(c);
+	else if (mpa_conn_in_startup(c))
 		mpa_conn_schedule(c);
 	else
 		c->saved_data_ready(sk);
@@ -30,7 +32,9 @@ static void mpa_write_space(struct sock *sk)
 {
 	struct mpa_conn *c = mpa_conn(sk);
 
-	if (READ_ONCE(c->tx_sent) != READ_ONCE(c->tx_len))
+	/* TCP made room: send the rest of a startup frame, or FPDUs */
+	if (READ_ONCE(c->tx_sent) != READ_ONCE(c->tx_len) ||
+	    (mpa_conn_full(c) && mpa_tx_pending(c) && !READ_ONCE(c->tx_held)))
 		mpa_conn_schedule(c);
 	c->saved_write_space(sk);
 }
@@ -63,6 +67,7 @@ struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp)
 	c->state = MPA_STATE_STREAMING;
 	mpa_policy_default(&c->policy);
 	c->timeout_ms = READ_ONCE(mpa_startup_timeout_ms);
+	INIT_LIST_HEAD(&c->tx_queue);
 	INIT_WORK(&c->work, mpa_conn_work);
 	timer_setup(&c->timer, mpa_conn_timeout, 0);
 
@@ -104,10 +109,13 @@ void mpa_conn_stop(struct mpa_conn *c)
  * mpa_conn_free() - free the connection object after an RCU grace period
  * @c: the connection, already stopped
  *
- * May be called in softirq context (socket destruction).
+ * May be called in softirq context (socket destruction). What the data
+ * path still holds is normally released by close already.
  */
 void mpa_conn_free(struct mpa_conn *c)
 {
+	mpa_tx_release(c);
+	mpa_rx_release(c);
 	kfree_rcu(c, rcu);
 }
 
@@ -137,6 +145,16 @@ static void mpa_conn_work(struct work_struct *work)
 		mpa_conn_fail(c, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT,
 			      ETIMEDOUT, true);
 	mpa_startup_process(c);
+	if (mpa_conn_full(c)) {
+		/* Copy mode, the Responder rule, discarding after errors */
+		if (mpa_rx_process(c))
+			c->saved_data_ready(sk);
+		if (mpa_tx_pending(c)) {
+			mpa_tx_push(c);
+			/* a blocking sender waits for the queue to drain */
+			mpa_conn_wake(c);
+		}
+	}
 	release_sock(sk);
 	sock_put(sk);
 }

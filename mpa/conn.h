@@ -14,6 +14,45 @@
 
 #include "core/core.h"
 
+/*
+ * Largest number of page pieces one FPDU's wire image is made of: 65288
+ * octets in page fragments of at least 4096 octets, plus the partial
+ * pieces at either end.
+ */
+#define MPA_TX_CHUNKS		18
+
+/**
+ * struct mpa_tx_chunk - a piece of an FPDU's wire image
+ * @page: the (compound) page; we hold a reference
+ * @off: offset of the piece in @page
+ * @len: its length
+ */
+struct mpa_tx_chunk {
+	struct page *page;
+	u32 off;
+	u32 len;
+};
+
+/**
+ * struct mpa_tx_rec - one FPDU: its whole wire image, Markers included
+ * @list: in &mpa_conn.tx_queue
+ * @lo: its layout (final once closed)
+ * @ulpdu_len: ULPDU octets copied in so far
+ * @len: wire octets (lo.span once closed; the chunks' size while open)
+ * @sent: wire octets TCP has taken
+ * @nr_chunks: pieces in @chunks
+ * @chunks: the wire image
+ */
+struct mpa_tx_rec {
+	struct list_head list;
+	struct mpa_fpdu_layout lo;
+	u32 ulpdu_len;
+	u32 len;
+	u32 sent;
+	u8 nr_chunks;
+	struct mpa_tx_chunk chunks[MPA_TX_CHUNKS];
+};
+
 /* Bits of mpa_conn::events: what the worker has to look at */
 enum {
 	MPA_EV_TIMEOUT,		/* the startup timer expired */
@@ -23,6 +62,7 @@ enum {
  * struct mpa_conn - an MPA connection on a TCP socket
  * @sk: the TCP socket
  * @sk_proto: TCP's struct proto, saved when MPA was attached
+ * @sk_ops: TCP's struct proto_ops, saved when MPA was attached
  * @saved_data_ready: the socket's sk_data_ready before MPA
  * @saved_write_space: the socket's sk_write_space before MPA
  * @saved_state_change: the socket's sk_state_change before MPA
@@ -48,6 +88,22 @@ enum {
  * @rx_seq_start: the same for what we receive
  * @tx_held: Responder: no FPDU may go out until one valid FPDU arrived
  *	(R-7.1.2-15)
+ * @tx_pos: stream position (from @tx_seq_start) of the next FPDU built
+ * @tx_open: the ULPDU kept open by MSG_MORE, or NULL
+ * @tx_queue: closed FPDUs not yet (fully) taken by TCP, in order
+ * @tx_charged: octets of @tx_queue and @tx_open charged to sk_wmem_queued
+ * @tx_frag: page fragment the wire images are cut from
+ * @rx_pos: stream position (from @rx_seq_start) of the next FPDU
+ * @rx_lo: layout of that FPDU, once its ULPDU_Length was read
+ * @rx_have_lo: @rx_lo is valid
+ * @rx_valid: the FPDU is complete and passed CRC and Marker checks
+ * @rx_ready: the FPDU is complete, or @rx_err is set: recv will not wait
+ *	(read locklessly by poll)
+ * @rx_done: ULPDU octets of the FPDU already returned
+ * @rx_cfill: octets of the FPDU moved into @rx_cbuf (copy mode)
+ * @rx_cbuf: copy mode buffer (MPA_FPDU_MAX_SPAN), allocated on first use
+ * @rx_err: sticky receive errno (EBADMSG, EPROTO), 0 while healthy
+ * @rx_reset: the reader was told of a reset: end of file from now on
  * @err: the last error (RFC 5044 section 8 code, reason, errno)
  * @stats: counters
  * @events: MPA_EV_* bits for the worker
@@ -58,6 +114,7 @@ enum {
 struct mpa_conn {
 	struct sock *sk;
 	struct proto *sk_proto;
+	const struct proto_ops *sk_ops;
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
@@ -82,6 +139,23 @@ struct mpa_conn {
 	u32 tx_seq_start;
 	u32 rx_seq_start;
 	bool tx_held;
+
+	u32 tx_pos;
+	struct mpa_tx_rec *tx_open;
+	struct list_head tx_queue;
+	u32 tx_charged;
+	struct page_frag tx_frag;
+
+	u32 rx_pos;
+	struct mpa_fpdu_layout rx_lo;
+	bool rx_have_lo;
+	bool rx_valid;
+	bool rx_ready;
+	u32 rx_done;
+	u32 rx_cfill;
+	u8 *rx_cbuf;
+	int rx_err;
+	bool rx_reset;
 
 	struct mpa_error_info err;
 	struct mpa_stats stats;
@@ -114,6 +188,11 @@ static inline bool mpa_conn_in_startup(const struct mpa_conn *c)
 	return false;
 }
 
+static inline bool mpa_conn_full(const struct mpa_conn *c)
+{
+	return mpa_conn_state(c) == MPA_STATE_FULL;
+}
+
 /* Module-wide defaults (module parameters) */
 extern bool mpa_allow_crc_off;
 extern unsigned int mpa_startup_timeout_ms;
@@ -141,5 +220,24 @@ int mpa_startup_wait(struct mpa_conn *c, long *timeo,
 		     bool (*done)(const struct mpa_conn *c));
 bool mpa_startup_frame_received(const struct mpa_conn *c);
 bool mpa_startup_finished(const struct mpa_conn *c);
+
+/* rx.c: receiving FPDUs (RFC 5044 sections 4, 5 and 8) */
+int mpa_rxq_peek(struct sock *sk, u32 off, void *buf, u32 len);
+void mpa_rx_start(struct mpa_conn *c);
+bool mpa_rx_probe(struct mpa_conn *c);
+bool mpa_rx_process(struct mpa_conn *c);
+int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
+		   int flags);
+int mpa_rx_inq(struct mpa_conn *c);
+void mpa_rx_data_ready(struct mpa_conn *c);
+void mpa_rx_release(struct mpa_conn *c);
+
+/* tx.c: sending FPDUs (RFC 5044 sections 4 and 5, Appendix A) */
+void mpa_tx_start(struct mpa_conn *c);
+int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size);
+int mpa_tx_push(struct mpa_conn *c);
+bool mpa_tx_pending(const struct mpa_conn *c);
+void mpa_tx_flush(struct mpa_conn *c, bool wait);
+void mpa_tx_release(struct mpa_conn *c);
 
 #endif /* _MPA_CONN_H */

@@ -7,7 +7,9 @@
  */
 #include <linux/mutex.h>
 #include <linux/poll.h>
+#include <linux/sockios.h>
 #include <net/inet_common.h>
+#include <asm/ioctls.h>
 #include <net/tcp.h>
 
 #include "conn.h"
@@ -88,6 +90,27 @@ static int mpa_opt_answer(struct mpa_conn *c, bool reject, sockptr_t optval,
 	if (ret)
 		return ret;
 	return mpa_conn_state(c) == MPA_STATE_FAILED ? -c->err.errnum : 0;
+}
+
+/*
+ * Until Full Operation the socket carries the plain stream (before the
+ * startup phase, and after a reject); during the startup phase nothing may
+ * cut into the frames; after a failure nothing more is delivered. In Full
+ * Operation only MPA's own send and receive paths reach the stream: every
+ * other way in or out gets EOPNOTSUPP.
+ */
+static int mpa_stream_errno(const struct mpa_conn *c)
+{
+	switch (mpa_conn_state(c)) {
+	case MPA_STATE_STREAMING:
+	case MPA_STATE_REJECTED:
+		return 0;
+	case MPA_STATE_FAILED:
+		return -c->err.errnum;
+	case MPA_STATE_FULL:
+		return -EOPNOTSUPP;
+	}
+	return -EINPROGRESS;
 }
 
 static int mpa_get_u32(sockptr_t optval, unsigned int optlen, u32 *val)
@@ -200,12 +223,31 @@ static int mpa_do_setsockopt(struct mpa_conn *c, int optname, sockptr_t optval,
 	return -ENOPROTOOPT;
 }
 
+/* TCP options that would reach around the framing */
+static bool mpa_tcp_opt_blocked(int level, int optname)
+{
+	if (level != SOL_TCP)
+		return false;
+	switch (optname) {
+	case TCP_REPAIR:
+	case TCP_REPAIR_QUEUE:
+	case TCP_QUEUE_SEQ:
+	case TCP_REPAIR_OPTIONS:
+	case TCP_REPAIR_WINDOW:
+		return true;
+	}
+	return false;
+}
+
 static int mpa_setsockopt(struct sock *sk, int level, int optname,
 			  sockptr_t optval, unsigned int optlen)
 {
 	struct mpa_conn *c = mpa_conn(sk);
 	int ret;
 
+	/* Repair mode rewrites the queues and sequence numbers under us. */
+	if (mpa_tcp_opt_blocked(level, optname))
+		return -EOPNOTSUPP;
 	if (level != SOL_MPA)
 		return c->sk_proto->setsockopt(sk, level, optname, optval,
 					       optlen);
@@ -311,6 +353,11 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 	struct mpa_conn *c = mpa_conn(sk);
 	int len, ret;
 
+	if (level == SOL_TCP && optname == TCP_ZEROCOPY_RECEIVE) {
+		ret = mpa_stream_errno(c);
+		if (ret)
+			return ret;
+	}
 	if (level != SOL_MPA)
 		return c->sk_proto->getsockopt(sk, level, optname, optval,
 					       optlen);
@@ -329,30 +376,18 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 	return ret;
 }
 
-/*
- * Until Full Operation the socket carries the plain stream (before the
- * startup phase, and after a reject); during the startup phase nothing may
- * cut into the frames; after a failure nothing more is delivered.
- */
-static int mpa_stream_errno(const struct mpa_conn *c)
-{
-	switch (mpa_conn_state(c)) {
-	case MPA_STATE_STREAMING:
-	case MPA_STATE_REJECTED:
-		return 0;
-	case MPA_STATE_FAILED:
-		return -c->err.errnum;
-	case MPA_STATE_FULL:
-		return -EOPNOTSUPP;
-	}
-	return -EINPROGRESS;
-}
-
 static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 {
 	struct mpa_conn *c = mpa_conn(sk);
-	int ret = mpa_stream_errno(c);
+	int ret;
 
+	if (mpa_conn_full(c)) {
+		lock_sock(sk);
+		ret = mpa_tx_sendmsg(c, msg, size);
+		release_sock(sk);
+		return ret;
+	}
+	ret = mpa_stream_errno(c);
 	return ret ?: c->sk_proto->sendmsg(sk, msg, size);
 }
 
@@ -360,9 +395,90 @@ static int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		       int flags, int *addr_len)
 {
 	struct mpa_conn *c = mpa_conn(sk);
+	int ret;
+
+	/* The error queue (timestamps, ICMP errors) carries no stream data */
+	if (flags & MSG_ERRQUEUE)
+		return c->sk_proto->recvmsg(sk, msg, len, flags, addr_len);
+	if (mpa_conn_full(c)) {
+		lock_sock(sk);
+		ret = mpa_rx_recvmsg(c, msg, len, flags);
+		release_sock(sk);
+		return ret;
+	}
+	ret = mpa_stream_errno(c);
+	return ret ?: c->sk_proto->recvmsg(sk, msg, len, flags, addr_len);
+}
+
+static int mpa_ioctl(struct sock *sk, int cmd, int *karg)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+
+	if (!mpa_conn_full(c))
+		return c->sk_proto->ioctl(sk, cmd, karg);
+	switch (cmd) {
+	case SIOCINQ:
+		lock_sock(sk);
+		*karg = mpa_rx_inq(c);
+		release_sock(sk);
+		return 0;
+	case SIOCOUTQ:
+	case SIOCOUTQNSD:
+		/* TCP's figures count wire octets, Markers and CRCs */
+		return -EOPNOTSUPP;
+	}
+	return c->sk_proto->ioctl(sk, cmd, karg);
+}
+
+/* Repair and disconnect would reset the stream under MPA's framing. */
+static int mpa_disconnect(struct sock *sk, int flags)
+{
+	return -EOPNOTSUPP;
+}
+
+static void mpa_shutdown(struct sock *sk, int how)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+
+	/*
+	 * inet_shutdown() already marked the socket: let what MPA holds
+	 * (an open ULPDU, FPDUs TCP had no room for) go out before the FIN.
+	 */
+	if ((how & SEND_SHUTDOWN) && mpa_conn_full(c) &&
+	    (c->tx_open || mpa_tx_pending(c))) {
+		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown & ~SEND_SHUTDOWN);
+		mpa_tx_flush(c, false);
+		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
+	}
+	c->sk_proto->shutdown(sk, how);
+}
+
+static ssize_t mpa_splice_read(struct socket *sock, loff_t *ppos,
+			       struct pipe_inode_info *pipe, size_t len,
+			       unsigned int flags)
+{
+	struct mpa_conn *c = mpa_conn(sock->sk);
 	int ret = mpa_stream_errno(c);
 
-	return ret ?: c->sk_proto->recvmsg(sk, msg, len, flags, addr_len);
+	return ret ?: c->sk_ops->splice_read(sock, ppos, pipe, len, flags);
+}
+
+static int mpa_read_sock(struct sock *sk, read_descriptor_t *desc,
+			 sk_read_actor_t recv_actor)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+	int ret = mpa_stream_errno(c);
+
+	return ret ?: c->sk_ops->read_sock(sk, desc, recv_actor);
+}
+
+static int mpa_mmap(struct file *file, struct socket *sock,
+		    struct vm_area_struct *vma)
+{
+	struct mpa_conn *c = mpa_conn(sock->sk);
+	int ret = mpa_stream_errno(c);
+
+	return ret ?: c->sk_ops->mmap(file, sock, vma);
 }
 
 /*
@@ -376,8 +492,15 @@ static __poll_t mpa_poll(struct file *file, struct socket *sock,
 {
 	struct mpa_conn *c = mpa_conn(sock->sk);
 	__poll_t mask = tcp_poll(file, sock, wait);
+	struct sock *sk = sock->sk;
 
 	switch (mpa_conn_state(c)) {
+	case MPA_STATE_FULL:
+		/* Readable: a whole FPDU, an error or the end of the stream */
+		if (!READ_ONCE(c->rx_ready) && !READ_ONCE(sk->sk_err) &&
+		    !(READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN))
+			mask &= ~(EPOLLIN | EPOLLRDNORM);
+		break;
 	case MPA_STATE_AWAIT_REQUEST:
 	case MPA_STATE_AWAIT_REPLY:
 		mask &= ~(EPOLLIN | EPOLLRDNORM | EPOLLOUT | EPOLLWRNORM);
@@ -396,6 +519,10 @@ static void mpa_close(struct sock *sk, long timeout)
 
 	mpa_conn_stop(c);
 	lock_sock(sk);
+	if (mpa_conn_full(c) && !(sk->sk_shutdown & SEND_SHUTDOWN))
+		mpa_tx_flush(c, true);
+	mpa_tx_release(c);
+	mpa_rx_release(c);
 	WRITE_ONCE(sk->sk_prot, c->sk_proto);
 	release_sock(sk);
 	c->sk_proto->close(sk, timeout);
@@ -409,12 +536,20 @@ static void mpa_build_proto(struct proto *prot, const struct proto *base)
 	prot->getsockopt = mpa_getsockopt;
 	prot->sendmsg = mpa_sendmsg;
 	prot->recvmsg = mpa_recvmsg;
+	prot->ioctl = mpa_ioctl;
+	prot->disconnect = mpa_disconnect;
+	prot->shutdown = mpa_shutdown;
+	/* No sockmap: its verdicts would read and write around MPA. */
+	prot->psock_update_sk_prot = NULL;
 }
 
 static void mpa_build_proto_ops(struct proto_ops *ops, const struct proto_ops *base)
 {
 	*ops = *base;
 	ops->poll = mpa_poll;
+	ops->splice_read = mpa_splice_read;
+	ops->read_sock = mpa_read_sock;
+	ops->mmap = mpa_mmap;
 }
 
 /*
@@ -463,6 +598,7 @@ int mpa_sock_attach(struct sock *sk)
 	c = mpa_conn_create(sk, sk->sk_allocation);
 	if (!c)
 		return -ENOMEM;
+	c->sk_ops = sk->sk_socket->ops;
 	WRITE_ONCE(sk->sk_prot, &mpa_prots[f]);
 	WRITE_ONCE(sk->sk_socket->ops, &mpa_proto_ops[f]);
 	return 0;

@@ -15,40 +15,6 @@
 
 #include "conn.h"
 
-/*
- * Copy @len octets that start @off octets after TCP's copied_seq, without
- * consuming them. Return: 0, or -EAGAIN if they are not all queued yet.
- */
-static int mpa_peek(struct sock *sk, u32 off, void *buf, u32 len)
-{
-	u32 seq = tcp_sk(sk)->copied_seq + off;
-	struct sk_buff *skb;
-
-	if (!len)
-		return 0;	/* PD_Length 0: nothing to wait for */
-	skb_queue_walk(&sk->sk_receive_queue, skb) {
-		u32 start = TCP_SKB_CB(skb)->seq;
-		u32 skb_off, n;
-
-		if (TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN)
-			start++;
-		if (before(seq, start))
-			break;
-		skb_off = seq - start;
-		if (skb_off >= skb->len)
-			continue;
-		n = min(len, skb->len - skb_off);
-		if (skb_copy_bits(skb, skb_off, buf, n))
-			return -EFAULT;
-		buf += n;
-		seq += n;
-		len -= n;
-		if (!len)
-			return 0;
-	}
-	return -EAGAIN;
-}
-
 static enum mpa_role mpa_core_role(const struct mpa_conn *c)
 {
 	return c->role == MPA_ROLE_INITIATOR ? MPA_INITIATOR : MPA_RESPONDER;
@@ -59,6 +25,10 @@ static void mpa_enter_full(struct mpa_conn *c, const struct mpa_params *p)
 	c->params = *p;
 	/* R-7.1.2-15: the Initiator always sends the first FPDU. */
 	c->tx_held = c->role == MPA_ROLE_RESPONDER;
+	mpa_tx_start(c);
+	WRITE_ONCE(c->state, MPA_STATE_FULL);
+	/* FPDUs may be queued right behind the frame already. */
+	mpa_rx_start(c);
 	mpa_conn_set_state(c, MPA_STATE_FULL);
 }
 
@@ -172,7 +142,7 @@ static void mpa_startup_rx(struct mpa_conn *c)
 	u32 need;
 
 	if (avail >= MPA_FRAME_HDR_SIZE &&
-	    !mpa_peek(sk, 0, c->rx_frame, MPA_FRAME_HDR_SIZE)) {
+	    !mpa_rxq_peek(sk, 0, c->rx_frame, MPA_FRAME_HDR_SIZE)) {
 		r = mpa_frame_parse_hdr(&f, c->rx_frame, mpa_core_role(c));
 		if (r != MPA_SR_OK) {
 			mpa_conn_fail(c, MPA_ERR_STARTUP, r, EPROTO, true);
@@ -181,7 +151,7 @@ static void mpa_startup_rx(struct mpa_conn *c)
 		/* A6: exactly 20 + PD_Length octets, PD_Length <= 512 */
 		need = MPA_FRAME_HDR_SIZE + f.pd_len;
 		if (avail >= need &&
-		    !mpa_peek(sk, MPA_FRAME_HDR_SIZE,
+		    !mpa_rxq_peek(sk, MPA_FRAME_HDR_SIZE,
 			      c->rx_frame + MPA_FRAME_HDR_SIZE, f.pd_len)) {
 			r = mpa_frame_parse_pd(&f, c->rx_frame +
 						   MPA_FRAME_HDR_SIZE);

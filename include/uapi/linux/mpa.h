@@ -135,7 +135,7 @@ struct mpa_result {
 /* Responder: sends held until the first FPDU arrives (R-7.1.2-15) */
 #define MPA_RESULT_TX_HELD	0x20
 
-/* Why the startup phase failed (struct mpa_error_info's reason) */
+/* Why startup or Full Operation failed (struct mpa_error_info's reason) */
 enum mpa_reason {
 	MPA_REASON_NONE = 0,
 	MPA_REASON_BAD_KEY,		/* Key is neither Request nor Reply */
@@ -151,10 +151,15 @@ enum mpa_reason {
 	MPA_REASON_NO_RTR,		/* no RTR type in common */
 	MPA_REASON_RTR_MISMATCH,	/* Reply picked no single offered RTR */
 	MPA_REASON_PD_BUFFER,		/* Private Data too long for us */
-	MPA_REASON_TRUNCATED,		/* connection ended inside a frame */
+	MPA_REASON_TRUNCATED,		/* connection ended inside a frame
+					 * or an FPDU
+					 */
 	MPA_REASON_TIMEOUT,		/* no Request or Reply in time */
 	MPA_REASON_PEER_CLOSED,		/* the peer closed or reset TCP */
 	MPA_REASON_REJECTED,		/* the peer rejected (R=1) */
+	MPA_REASON_CRC,			/* FPDU with a bad CRC (code 2) */
+	MPA_REASON_MARKER,		/* Marker disagrees with FPDU (code 3) */
+	MPA_REASON_BAD_LENGTH,		/* ULPDU_Length above 64768 (code 2) */
 };
 
 /**

@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA transmit path: each ULPDU becomes one FPDU (RFC 5044 section 4).
+ *
+ * The ULPDU is copied once from the caller into page fragments laid out as
+ * the FPDU's whole wire image (Markers, ULPDU_Length, ULPDU, PAD, CRC), the
+ * CRC computed over the copy as it is made, and the pages are handed to TCP
+ * with MSG_SPLICE_PAGES. Every FPDU is sent with MSG_EOR, so TCP starts a
+ * new segment for the next one: an FPDU of at most MULPDU fills one segment
+ * by itself (Appendix A).
+ *
+ * FPDUs TCP cannot take yet, and a Responder's FPDUs before the first valid
+ * FPDU arrived (R-7.1.2-15), wait in mpa_conn::tx_queue, charged to the
+ * socket's send buffer. Everything here runs in process context under the
+ * socket lock, which is never released while an FPDU is handed to TCP, so
+ * FPDUs of concurrent senders never interleave.
+ */
+#include <linux/bvec.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <net/tcp.h>
+
+#include "conn.h"
+
+/* Charge @n octets MPA holds to the socket's send buffer (or uncharge). */
+static void mpa_tx_charge(struct mpa_conn *c, int n)
+{
+	sk_wmem_queued_add(c->sk, n);
+	c->tx_charged += n;
+}
+
+static void mpa_tx_rec_free(struct mpa_conn *c, struct mpa_tx_rec *r)
+{
+	unsigned int i;
+
+	mpa_tx_charge(c, -(int)(r->len - r->sent));
+	for (i = 0; i < r->nr_chunks; i++)
+		put_page(r->chunks[i].page);
+	kfree(r);
+}
+
+/* Grow @r's wire image to @len octets, from the connection's page_frag. */
+static int mpa_tx_rec_grow(struct mpa_conn *c, struct mpa_tx_rec *r, u32 len)
+{
+	struct page_frag *pf = &c->tx_frag;
+	struct mpa_tx_chunk *ch;
+	u32 n;
+
+	while (r->len < len) {
+		if (r->nr_chunks == MPA_TX_CHUNKS)
+			return -ENOMEM;
+		if (!skb_page_frag_refill(min(len - r->len, 256U), pf,
+					  c->sk->sk_allocation))
+			return -ENOMEM;
+		n = min(len - r->len, pf->size - pf->offset);
+		ch = &r->chunks[r->nr_chunks];
+		if (r->nr_chunks && ch[-1].page == pf->page &&
+		    ch[-1].off + ch[-1].len == pf->offset) {
+			ch[-1].len += n;	/* continues the last chunk */
+		} else {
+			get_page(pf->page);
+			ch->page = pf->page;
+			ch->off = pf->offset;
+			ch->len = n;
+			r->nr_chunks++;
+		}
+		pf->offset += n;
+		r->len += n;
+		mpa_tx_charge(c, n);
+	}
+	return 0;
+}
+
+/*
+ * Where wire offset @off of @r lives: its address, and how many octets
+ * from there are contiguous (at most @len).
+ */
+static u8 *mpa_tx_rec_ptr(struct mpa_tx_rec *r, u32 off, u32 *len)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->nr_chunks; i++) {
+		struct mpa_tx_chunk *ch = &r->chunks[i];
+
+		if (off < ch->len) {
+			*len = min(*len, ch->len - off);
+			return (u8 *)page_address(ch->page) + ch->off + off;
+		}
+		off -= ch->len;
+	}
+	*len = 0;
+	return NULL;
+}
+
+/* Write @len octets at wire offset @off of @r; feed them to *@crc. */
+static void mpa_tx_rec_write(struct mpa_tx_rec *r, u32 off, const u8 *src,
+			     u32 len, u32 *crc)
+{
+	while (len) {
+		u32 n = len;
+		u8 *dst = mpa_tx_rec_ptr(r, off, &n);
+
+		memcpy(dst, src, n);
+		if (crc)
+			*crc = mpa_crc_update(*crc, dst, n);
+		src += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/*
+ * Copy @len octets of the caller's data to wire offset @off of @r and feed
+ * the copy (not the source, which the caller may change under us) to *@crc.
+ */
+static int mpa_tx_rec_copy_in(struct mpa_tx_rec *r, u32 off,
+			      struct iov_iter *from, u32 len, u32 *crc)
+{
+	while (len) {
+		u32 n = len;
+		u8 *dst = mpa_tx_rec_ptr(r, off, &n);
+
+		if (copy_from_iter(dst, n, from) != n)
+			return -EFAULT;
+		if (crc)
+			*crc = mpa_crc_update(*crc, dst, n);
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Feed wire octets [@off, @off + @len) of @r to the CRC register. */
+static u32 mpa_tx_rec_crc(struct mpa_tx_rec *r, u32 off, u32 len, u32 crc)
+{
+	while (len) {
+		u32 n = len;
+		const u8 *p = mpa_tx_rec_ptr(r, off, &n);
+
+		crc = mpa_crc_update(crc, p, n);
+		off += n;
+		len -= n;
+	}
+	return crc;
+}
+
+/*
+ * Write the pieces of @r that are not ULPDU octets, per its final layout.
+ * With @copy, also copy the ULPDU from @from, computing the CRC on the way;
+ * else the ULPDU is already in place and the CRC is a pass of its own.
+ */
+static int mpa_tx_rec_fill(struct mpa_tx_rec *r, struct iov_iter *from,
+			   bool copy)
+{
+	const struct mpa_fpdu_layout *lo = &r->lo;
+	u32 crc = mpa_crc_init();
+	struct mpa_piece_iter it;
+	u8 tmp[MPA_MARKER_SIZE];
+	struct mpa_piece p;
+	int ret;
+
+	mpa_piece_iter_init(&it);
+	while (mpa_fpdu_next_piece(lo, &it, &p)) {
+		switch (p.type) {
+		case MPA_PIECE_ULPDU:
+			if (copy) {
+				ret = mpa_tx_rec_copy_in(r, p.off, from, p.len,
+							 &crc);
+				if (ret)
+					return ret;
+			} else {
+				crc = mpa_tx_rec_crc(r, p.off, p.len, crc);
+			}
+			break;
+		case MPA_PIECE_CRC:
+			/* R-4.4-3: always computed; checked only when on */
+			mpa_crc_put(tmp, mpa_crc_final(crc));
+			mpa_tx_rec_write(r, p.off, tmp, MPA_CRC_SIZE, NULL);
+			break;
+		default:
+			mpa_piece_fill(lo, &p, tmp);
+			mpa_tx_rec_write(r, p.off, tmp, p.len, &crc);
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A new FPDU at the current stream position. @len is its ULPDU length if
+ * known; an open (MSG_MORE) ULPDU is laid out for the largest ULPDU, which
+ * puts every ULPDU octet where the final layout will.
+ */
+static struct mpa_tx_rec *mpa_tx_rec_new(struct mpa_conn *c, u32 len)
+{
+	struct mpa_tx_rec *r;
+
+	r = kzalloc(sizeof(*r), c->sk->sk_allocation);
+	if (!r)
+		return NULL;
+	mpa_fpdu_layout(&r->lo, c->tx_pos, c->params.tx_markers, len);
+	return r;
+}
+
+/* Close the open ULPDU: final layout, Markers, PAD, CRC; queue it. */
+static void mpa_tx_close_open(struct mpa_conn *c)
+{
+	struct mpa_tx_rec *r = c->tx_open;
+
+	c->tx_open = NULL;
+	mpa_fpdu_layout(&r->lo, r->lo.pos, c->params.tx_markers,
+			r->ulpdu_len);
+	/* The image was sized for the ULPDU so far; add PAD and CRC room. */
+	if (mpa_tx_rec_grow(c, r, r->lo.span)) {
+		/* Keep it open: the caller reports the error. */
+		c->tx_open = r;
+		return;
+	}
+	mpa_tx_rec_fill(r, NULL, false);
+	mpa_tx_charge(c, -(int)(r->len - r->lo.span));
+	r->len = r->lo.span;
+	list_add_tail(&r->list, &c->tx_queue);
+	c->tx_pos += r->len;
+}
+
+/* Wire octets needed to hold a ULPDU of @ulen octets of open layout @lo. */
+static u32 mpa_tx_open_span(const struct mpa_fpdu_layout *lo, u32 ulen)
+{
+	struct mpa_fpdu_layout tmp;
+
+	mpa_fpdu_layout(&tmp, lo->pos, lo->markers, ulen);
+	return tmp.span;
+}
+
+/* Append @len octets from @from to the open ULPDU, opening one if needed. */
+static int mpa_tx_append(struct mpa_conn *c, struct iov_iter *from, u32 len)
+{
+	struct mpa_tx_rec *r = c->tx_open;
+	struct mpa_piece_iter it;
+	struct mpa_piece p;
+	u32 start, end;
+	int ret;
+
+	if (!r) {
+		r = mpa_tx_rec_new(c, MPA_MAX_ULPDU);
+		if (!r)
+			return -ENOMEM;
+		c->tx_open = r;
+	}
+	start = r->ulpdu_len;
+	end = start + len;
+	ret = mpa_tx_rec_grow(c, r, mpa_tx_open_span(&r->lo, end));
+	if (ret)
+		goto undo;
+	mpa_piece_iter_init(&it);
+	while (mpa_fpdu_next_piece(&r->lo, &it, &p)) {
+		u32 a, b;
+
+		if (p.type != MPA_PIECE_ULPDU)
+			continue;
+		a = max(start, p.ulpdu_off);
+		b = min(end, p.ulpdu_off + p.len);
+		if (a >= b)
+			continue;
+		ret = mpa_tx_rec_copy_in(r, p.off + (a - p.ulpdu_off), from,
+					 b - a, NULL);
+		if (ret)
+			goto undo;
+	}
+	r->ulpdu_len = end;
+	return 0;
+
+undo:
+	/* r->ulpdu_len is unchanged: the failed call left nothing behind */
+	if (!start) {
+		c->tx_open = NULL;
+		mpa_tx_rec_free(c, r);
+	}
+	return ret;
+}
+
+/* Frame a whole ULPDU of @len octets in one pass and queue it. */
+static int mpa_tx_one(struct mpa_conn *c, struct iov_iter *from, u32 len)
+{
+	struct mpa_tx_rec *r;
+	int ret;
+
+	r = mpa_tx_rec_new(c, len);
+	if (!r)
+		return -ENOMEM;
+	ret = mpa_tx_rec_grow(c, r, r->lo.span);
+	if (!ret)
+		ret = mpa_tx_rec_fill(r, from, true);
+	if (ret) {
+		mpa_tx_rec_free(c, r);
+		return ret;
+	}
+	r->ulpdu_len = len;
+	list_add_tail(&r->list, &c->tx_queue);
+	c->tx_pos += r->len;
+	return 0;
+}
+
+/**
+ * mpa_tx_pending() - are FPDUs waiting in MPA for TCP?
+ * @c: the connection
+ */
+bool mpa_tx_pending(const struct mpa_conn *c)
+{
+	return !list_empty(&c->tx_queue);
+}
+
+/**
+ * mpa_tx_push() - hand queued FPDUs to TCP, as far as it takes them now
+ * @c: the connection, socket locked, process context
+ *
+ * Return: 0 (TCP took all, or has no room now), or TCP's error.
+ */
+int mpa_tx_push(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	struct mpa_tx_rec *r;
+	u32 charged;
+	int ret = 0;
+
+	if (c->tx_held || c->tx_sent != c->tx_len || !mpa_tx_pending(c))
+		return 0;
+
+	/*
+	 * TCP must not count what it is about to take as already queued:
+	 * uncharge all of MPA's octets while it runs.
+	 */
+	charged = c->tx_charged;
+	sk_wmem_queued_add(sk, -(int)charged);
+
+	while ((r = list_first_entry_or_null(&c->tx_queue, struct mpa_tx_rec,
+					     list))) {
+		struct bio_vec bv[MPA_TX_CHUNKS];
+		struct msghdr msg = {};
+		u32 skip = r->sent, left = r->len - r->sent;
+		unsigned int i, n = 0;
+
+		for (i = 0; i < r->nr_chunks; i++) {
+			struct mpa_tx_chunk *ch = &r->chunks[i];
+
+			if (skip >= ch->len) {
+				skip -= ch->len;
+				continue;
+			}
+			bvec_set_page(&bv[n++], ch->page, ch->len - skip,
+				      ch->off + skip);
+			skip = 0;
+		}
+		msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL |
+				MSG_EOR;
+		if (!list_is_last(&r->list, &c->tx_queue))
+			msg.msg_flags |= MSG_MORE;
+		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, left);
+		ret = tcp_sendmsg_locked(sk, &msg, left);
+		if (ret <= 0)
+			break;
+		r->sent += ret;
+		c->tx_charged -= ret;
+		charged -= ret;
+		if (r->sent < r->len) {
+			ret = 0;	/* no room for the rest now */
+			break;
+		}
+		c->stats.tx_fpdus++;
+		c->stats.tx_octets += r->ulpdu_len;
+		c->stats.tx_markers += r->lo.nr_markers + r->lo.lead_marker;
+		list_del(&r->list);
+		mpa_tx_rec_free(c, r);
+		ret = 0;
+	}
+	sk_wmem_queued_add(sk, charged);
+	return ret == -EAGAIN ? 0 : ret;
+}
+
+/* May a new ULPDU be queued? (MPA's queue counts in sk_wmem_queued) */
+static bool mpa_tx_room(const struct mpa_conn *c)
+{
+	return sk_stream_memory_free(c->sk);
+}
+
+/* Has TCP taken everything that may go out now? */
+static bool mpa_tx_drained(const struct mpa_conn *c)
+{
+	return !mpa_tx_pending(c) || READ_ONCE(c->tx_held);
+}
+
+/*
+ * Wait until @done, pushing meanwhile. ACKs make room in TCP (its
+ * sk_write_space, and then the connection's work, push and wake us); the
+ * first valid FPDU releases a Responder's held FPDUs (the work again).
+ */
+static int mpa_tx_wait(struct mpa_conn *c, long *timeo,
+		       bool (*done)(const struct mpa_conn *c))
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = c->sk;
+	int ret = 0;
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	for (;;) {
+		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN)) {
+			ret = -EPIPE;
+			break;
+		}
+		mpa_tx_push(c);
+		if (done(c))
+			break;
+		if (!*timeo) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			ret = sock_intr_errno(*timeo);
+			break;
+		}
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		sk_wait_event(sk, timeo, READ_ONCE(sk->sk_err) ||
+			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN) ||
+			      done(c), &wait);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return ret;
+}
+
+/**
+ * mpa_tx_sendmsg() - send one ULPDU, or a part of one with MSG_MORE
+ * @c: the connection, socket locked, in Full Operation
+ * @msg: the data
+ * @size: its length
+ *
+ * Return: @size once the ULPDU (part) is framed and queued, or a negative
+ * errno with nothing queued (see Documentation/networking/mpa.rst).
+ */
+int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size)
+{
+	struct sock *sk = c->sk;
+	bool more = msg->msg_flags & MSG_MORE;
+	long timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
+	u32 have = c->tx_open ? c->tx_open->ulpdu_len : 0;
+	int ret;
+
+	if (msg->msg_flags & (MSG_OOB | MSG_ZEROCOPY | MSG_SPLICE_PAGES))
+		return -EOPNOTSUPP;
+	if (size > MPA_MAX_ULPDU - have)
+		return -EMSGSIZE;	/* requirements A11 */
+	if (!size && !have)
+		return more ? 0 : -EINVAL;
+
+	/* Room first, so that a failure leaves nothing queued. */
+	if (!c->tx_open && !mpa_tx_room(c)) {
+		ret = mpa_tx_wait(c, &timeo, mpa_tx_room);
+		if (ret)
+			goto error;
+	}
+	if (sk->sk_err) {
+		ret = sock_error(sk);
+		goto out;
+	}
+	if ((sk->sk_shutdown & SEND_SHUTDOWN) ||
+	    !((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))) {
+		ret = -EPIPE;
+		goto error;
+	}
+
+	if (!c->tx_open && !more)
+		ret = mpa_tx_one(c, &msg->msg_iter, size);
+	else
+		ret = size ? mpa_tx_append(c, &msg->msg_iter, size) : 0;
+	if (!ret && !more && c->tx_open) {
+		mpa_tx_close_open(c);
+		if (c->tx_open)
+			ret = -ENOMEM;
+	}
+	if (ret)
+		goto out;
+
+	/*
+	 * A blocking sender waits until TCP has taken it all, as on TCP; the
+	 * ULPDU is queued, so it goes out whatever happens to the wait.
+	 */
+	if (!mpa_tx_push(c) && !mpa_tx_drained(c) && timeo)
+		mpa_tx_wait(c, &timeo, mpa_tx_drained);
+	return size;
+
+error:
+	ret = sk_stream_error(sk, msg->msg_flags, ret);
+out:
+	return ret;
+}
+
+/**
+ * mpa_tx_flush() - send what MPA holds before a FIN or close
+ * @c: the connection, socket locked, in Full Operation
+ * @wait: wait for room (close) rather than give up
+ *
+ * Closes an open ULPDU and hands every queued FPDU to TCP, letting the
+ * send buffer grow by what MPA already holds, so that nothing accepted is
+ * lost behind the FIN. A Responder's held FPDUs may never go on the wire
+ * (R-7.1.2-15) and are left for mpa_tx_release().
+ */
+void mpa_tx_flush(struct mpa_conn *c, bool wait)
+{
+	struct sock *sk = c->sk;
+	long timeo = wait ? sock_sndtimeo(sk, false) : 0;
+
+	if (c->tx_open)
+		mpa_tx_close_open(c);
+	if (c->tx_held || !mpa_tx_pending(c))
+		return;
+	WRITE_ONCE(sk->sk_sndbuf, max_t(int, READ_ONCE(sk->sk_sndbuf),
+					sk->sk_wmem_queued + SKB_TRUESIZE(0)));
+	while (!mpa_tx_push(c) && mpa_tx_pending(c) && timeo) {
+		/* TCP's own memory limits: wait as a blocking send would */
+		sk_wmem_queued_add(sk, -(int)c->tx_charged);
+		if (sk_stream_wait_memory(sk, &timeo))
+			timeo = 0;
+		sk_wmem_queued_add(sk, c->tx_charged);
+	}
+}
+
+/**
+ * mpa_tx_start() - Full Operation begins: nothing sent yet
+ * @c: the connection
+ */
+void mpa_tx_start(struct mpa_conn *c)
+{
+	c->tx_pos = 0;
+}
+
+/**
+ * mpa_tx_release() - drop whatever MPA still holds for sending
+ * @c: the connection, socket locked (or no longer reachable)
+ */
+void mpa_tx_release(struct mpa_conn *c)
+{
+	struct mpa_tx_rec *r, *tmp;
+
+	if (c->tx_open) {
+		mpa_tx_rec_free(c, c->tx_open);
+		c->tx_open = NULL;
+	}
+	list_for_each_entry_safe(r, tmp, &c->tx_queue, list) {
+		list_del(&r->list);
+		mpa_tx_rec_free(c, r);
+	}
+	if (c->tx_frag.page) {
+		put_page(c->tx_frag.page);
+		c->tx_frag.page = NULL;
+	}
+}
