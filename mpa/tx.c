@@ -410,6 +410,8 @@ static int mpa_tx_wait(struct mpa_conn *c, long *timeo,
 		mpa_tx_push(c);
 		if (done(c))
 			break;
+		/* sk_write_space() is called once TCP frees room */
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		if (!*timeo) {
 			ret = -EAGAIN;
 			break;
@@ -418,7 +420,6 @@ static int mpa_tx_wait(struct mpa_conn *c, long *timeo,
 			ret = sock_intr_errno(*timeo);
 			break;
 		}
-		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		sk_wait_event(sk, timeo, READ_ONCE(sk->sk_err) ||
 			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN) ||
 			      done(c), &wait);

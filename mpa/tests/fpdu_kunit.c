@@ -507,6 +507,58 @@ static void marker_positions(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, mpa_marker_at(0 - seq_start));
 }
 
+/* Wire offset of ULPDU octet @u in @lo, or U32_MAX if it has none. */
+static u32 wire_of(const struct mpa_fpdu_layout *lo, u32 u)
+{
+	struct mpa_piece_iter it;
+	struct mpa_piece p;
+
+	mpa_piece_iter_init(&it);
+	while (mpa_fpdu_next_piece(lo, &it, &p))
+		if (p.type == MPA_PIECE_ULPDU && u >= p.ulpdu_off &&
+		    u < p.ulpdu_off + p.len)
+			return p.off + u - p.ulpdu_off;
+	return U32_MAX;
+}
+
+/*
+ * The transmit path copies a MSG_MORE ULPDU, whose length is not known
+ * yet, into the layout of the largest ULPDU at the same position: every
+ * ULPDU octet must sit where the final layout puts it.
+ */
+static void open_layout_stable(struct kunit *test)
+{
+	static const u32 lens[] = { 1, 2, 3, 4, 5, 100, 505, 506, 507, 508,
+				    509, 510, 511, 512, 513, 1000, 4096, 32768,
+				    64767, 64768 };
+	struct mpa_fpdu_layout big, lo;
+	struct mpa_piece_iter it;
+	struct mpa_piece p;
+	unsigned int i;
+	u32 pos;
+
+	for (pos = 0; pos < 1024; pos += 4) {
+		KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&big, pos, true,
+						      MPA_MAX_ULPDU), 0);
+		for (i = 0; i < ARRAY_SIZE(lens); i++) {
+			KUNIT_ASSERT_EQ(test, mpa_fpdu_layout(&lo, pos, true,
+							      lens[i]), 0);
+			mpa_piece_iter_init(&it);
+			while (mpa_fpdu_next_piece(&lo, &it, &p)) {
+				u32 last = p.ulpdu_off + p.len - 1;
+
+				if (p.type != MPA_PIECE_ULPDU)
+					continue;
+				KUNIT_ASSERT_EQ_MSG(test, wire_of(&big, p.ulpdu_off),
+						    p.off, "pos %u len %u", pos, lens[i]);
+				KUNIT_ASSERT_EQ_MSG(test, wire_of(&big, last),
+						    p.off + p.len - 1,
+						    "pos %u len %u", pos, lens[i]);
+			}
+		}
+	}
+}
+
 static struct kunit_case mpa_fpdu_cases[] = {
 	KUNIT_CASE(rfc5044_fig5),
 	KUNIT_CASE(rfc5044_fig6),
@@ -532,6 +584,7 @@ static struct kunit_case mpa_fpdu_cases[] = {
 	KUNIT_CASE(marker_ptr_check),
 	KUNIT_CASE(verify_flat),
 	KUNIT_CASE(marker_positions),
+	KUNIT_CASE(open_layout_stable),
 	{}
 };
 
