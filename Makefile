@@ -4,6 +4,7 @@
 #
 #   make             build mpa/mpa.ko against KDIR
 #   make demo        build, boot a guest, show MPA at work
+#   make mpacat      build mpacat, netcat for MPA sockets
 #   make check       every test: static checks, fuzzing, KUnit, selftests
 #   make help        all targets
 
@@ -19,7 +20,7 @@ LANE ?= stock
 SOURCES := Kbuild mpa include
 
 .PHONY: all modules clean check demo deps fuzz shell static selftests \
-	modules-stock modules-debug help
+	mpacat modules-stock modules-debug help
 
 all: modules
 
@@ -41,10 +42,15 @@ selftests:
 		KSFT_DIR="$$($(T)/srctree.sh)/tools/testing/selftests" \
 		OUTPUT=$(BUILD)/selftests TOP=$(TOP)
 
+# mpacat, netcat for MPA sockets (tools/mpacat/), into .build/mpacat/.
+mpacat:
+	@$(MAKE) -s -C $(TOP)/tools/mpacat OUTPUT=$(BUILD)/mpacat TOP=$(TOP)
+
 deps:
 	@$(T)/deps.sh
 
-check:
+# deps first: mpacat needs the compiler it installs on a fresh machine.
+check: deps mpacat
 	@$(T)/check.sh
 
 demo:
@@ -64,10 +70,12 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(TOP) clean 2>/dev/null || true
 	rm -rf $(BUILD)
 	-@$(MAKE) -s -C $(T)/fuzz clean
+	-@$(MAKE) -s -C $(TOP)/tools/mpacat clean
 
 help:
 	@echo "make [KDIR=...]      build mpa/mpa.ko (KDIR: $(KDIR))"
 	@echo "make demo            build, boot a stock-kernel guest and attach MPA over veth"
+	@echo "make mpacat          build tools/mpacat (netcat for MPA) into .build/mpacat/"
 	@echo "make check           every test; one 'LABEL: N passed, N failed' line per suite"
 	@echo "make static          checkpatch --strict and sparse"
 	@echo "make fuzz            a longer libFuzzer run over the protocol core"
