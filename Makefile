@@ -3,7 +3,7 @@
 # mpa: MPA (RFC 5044) as a Linux TCP upper layer protocol.
 #
 #   make             build mpa/mpa.ko against KDIR
-#   make demo        build, boot a guest, show MPA at work
+#   make demo        build, boot a guest, show MPA at work (mpacat, tshark)
 #   make mpacat      build mpacat, netcat for MPA sockets
 #   make check       every test: static checks, fuzzing, KUnit, selftests
 #   make help        all targets
@@ -74,7 +74,8 @@ clean:
 
 help:
 	@echo "make [KDIR=...]      build mpa/mpa.ko (KDIR: $(KDIR))"
-	@echo "make demo            build, boot a stock-kernel guest and attach MPA over veth"
+	@echo "make demo            boot a stock-kernel guest, exchange ULPDUs with mpacat over veth,"
+	@echo "                     capture them and check tshark's decode (Good CRC32)"
 	@echo "make mpacat          build tools/mpacat (netcat for MPA) into .build/mpacat/"
 	@echo "make check           every test; one 'LABEL: N passed, N failed' line per suite"
 	@echo "make static          checkpatch --strict and sparse"

@@ -1,8 +1,32 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The guest half of make demo (see demo.sh).
+#
+# The guest half of make demo (see demo.sh): two network namespaces joined
+# by a veth pair, an MPA connection between two mpacat processes across it
+# with Markers and CRCs both ways, ULPDUs of mixed sizes each way, and a
+# capture of it all on the veth. Leaves in $MPA_RESULTS: the capture
+# (demo.pcap), what each side sent, received and printed, and exits
+# non-zero when a side failed or a ULPDU did not arrive intact and in
+# order. demo.sh then has tshark decode the capture.
 set -e
+R=$MPA_RESULTS
+MPACAT=$MPA_BUILD/mpacat/mpacat
+PORT=7174
 say() { printf '\n== %s\n' "$*"; }
+fail() { echo "demo: FAILED: $*"; exit 1; }
+
+# A line of exactly N octets: "[N octets] " and then letters and digits.
+line_of() {
+	awk -v n="$1" 'BEGIN {
+		s = "[" n " octets] "
+		a = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+		while (length(s) < n)
+			s = s a
+		print substr(s, 1, n)
+	}'
+}
+
+[ -x "$MPACAT" ] || fail "no $MPACAT (make mpacat)"
 
 say "loading mpa.ko"
 modprobe mpa
@@ -20,11 +44,104 @@ ip -n mpa-b link set vb up
 ip -n mpa-a -br addr show va
 ip -n mpa-b -br addr show vb
 
-say "a TCP connection from mpa-a to mpa-b, with the mpa ULP on both ends"
-ip netns exec mpa-b python3 "$MPA_TOP/tools/testing/demo-attach.py" server 10.0.0.2 7174 &
-server=$!
-sleep 1
-ip netns exec mpa-a python3 "$MPA_TOP/tools/testing/demo-attach.py" client 10.0.0.2 7174
-wait $server
+# What each side sends. The Initiator: one ULPDU per line of text, short
+# lines and long ones; the Responder: a file in ULPDUs of the current
+# MULPDU (mpacat's default), so whole-segment FPDUs and a shorter last one.
+{
+	echo "Hello from the Initiator in mpa-a."
+	echo "Each line is one ULPDU; MPA keeps the boundaries on the TCP stream."
+	line_of 100
+	line_of 1000
+	echo "A short one between the long ones."
+	line_of 20000
+	line_of 64768
+	echo "Goodbye."
+} > "$R/initiator.in"
+{
+	echo "The Responder in mpa-b sends this text as a file cut into ULPDUs of"
+	echo "the current MULPDU: each one fills a TCP segment by itself."
+	line_of 5200
+} | tr '\n' ' ' > "$R/responder.in"
 
-say "done"
+say "capturing on vb (tcpdump)"
+ip netns exec mpa-b tcpdump -i vb -n -s 0 -U --immediate-mode -Z root -w "$R/demo.pcap" \
+	"tcp port $PORT" 2> "$R/tcpdump.log" &
+dump=$!
+i=0
+until grep -q 'listening on' "$R/tcpdump.log"; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "tcpdump did not start: $(cat "$R/tcpdump.log")"
+	sleep 0.1
+done
+
+say "mpa-b: Responder: mpacat -v --markers --pd ... --file responder.in -l $PORT"
+ip netns exec mpa-b timeout 120 "$MPACAT" -v --markers \
+	--pd "Welcome to mpa-b" --file "$R/responder.in" -l "$PORT" \
+	> "$R/responder.out" 2> "$R/responder.err" &
+server=$!
+i=0
+until ip netns exec mpa-b ss -Hltn "sport = :$PORT" | grep -q .; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "mpacat does not listen on port $PORT"
+	sleep 0.1
+done
+
+say "mpa-a: Initiator: mpacat -v --markers --rev 1 --pd ... 10.0.0.2 $PORT < initiator.in"
+rc=0
+ip netns exec mpa-a timeout 120 "$MPACAT" -v --markers --rev 1 \
+	--pd "Hello, mpa-b: Rev 1, Markers and CRCs please" 10.0.0.2 "$PORT" \
+	< "$R/initiator.in" > "$R/initiator.out" 2> "$R/initiator.err" || rc=$?
+src=0
+wait $server || src=$?
+sleep 0.5
+kill -INT $dump
+wait $dump || true
+
+say "the Initiator's report (standard error)"
+cat "$R/initiator.err"
+echo "exit status $rc"
+say "the Responder's report (standard error)"
+cat "$R/responder.err"
+echo "exit status $src"
+
+# One line per ULPDU, long ones shortened
+show_lines() {
+	awk '{ printf "%6d octets  %s%s\n", length($0), substr($0, 1, 56),
+		(length($0) > 56 ? "..." : "") }' "$1"
+}
+
+say "what the Responder received (standard output: one line per ULPDU)"
+show_lines "$R/responder.out"
+say "what the Initiator received (standard output: one line per ULPDU)"
+show_lines "$R/initiator.out"
+echo
+sed 's/^/tcpdump: /' "$R/tcpdump.log"
+
+say "checks"
+# The -v lines: "sent ULPDU 3: 100 octets, crc32c 0x..." at one end must
+# be "received ULPDU 3: 100 octets, crc32c 0x..." at the other, in order.
+ulpdus() { sed -n "s/^mpacat: $1 ULPDU \([0-9]*: .*\)/\1/p" "$2"; }
+ulpdus sent "$R/initiator.err" > "$R/initiator.sent"
+ulpdus received "$R/responder.err" > "$R/responder.received"
+ulpdus sent "$R/responder.err" > "$R/responder.sent"
+ulpdus received "$R/initiator.err" > "$R/initiator.received"
+[ $rc = 0 ] || fail "the Initiator's mpacat exited with $rc"
+[ $src = 0 ] || fail "the Responder's mpacat exited with $src"
+n_in=$(wc -l < "$R/initiator.sent")
+n_re=$(wc -l < "$R/responder.sent")
+[ "$n_in" = 8 ] || fail "the Initiator sent $n_in ULPDUs, not 8"
+[ "$n_re" -ge 2 ] || fail "the Responder sent $n_re ULPDUs, not 2 or more"
+cmp -s "$R/initiator.sent" "$R/responder.received" ||
+	fail "the Responder did not receive what the Initiator sent"
+cmp -s "$R/responder.sent" "$R/initiator.received" ||
+	fail "the Initiator did not receive what the Responder sent"
+cmp -s "$R/initiator.in" "$R/responder.out" ||
+	fail "the Responder's output differs from the Initiator's lines"
+tr -d '\n' < "$R/initiator.out" | cmp -s - "$R/responder.in" ||
+	fail "the Initiator's output differs from the Responder's file"
+grep -q "negotiated: Rev 1, Initiator; Markers: we send yes, peer sends yes; CRC on" \
+	"$R/initiator.err" || fail "the Initiator did not negotiate Markers and CRC"
+grep -q "negotiated: Rev 1, Responder; Markers: we send yes, peer sends yes; CRC on" \
+	"$R/responder.err" || fail "the Responder did not negotiate Markers and CRC"
+echo "ok: the Responder received the Initiator's $n_in ULPDUs intact and in order"
+echo "ok: the Initiator received the Responder's $n_re ULPDUs intact and in order"
