@@ -255,6 +255,56 @@ static inline int t_poll(int fd, short events, int timeout_ms)
 	return n < 0 ? -1 : n ? p.revents : 0;
 }
 
+/*
+ * Readiness of a socket, through poll() or through epoll (EPOLLIN,
+ * EPOLLOUT and the rest have poll()'s values): the events, 0 when none
+ * came within @ms, -1 on error. t_ready_open() waits for POLLIN | POLLOUT,
+ * t_ready_open_ev() for @events (POLLERR and POLLHUP always count).
+ */
+struct t_ready {
+	int fd;
+	int ep;
+	short events;
+};
+
+static inline int t_ready_open_ev(struct t_ready *w, int fd, bool use_epoll,
+				  short events)
+{
+	struct epoll_event ev = { .events = (uint16_t)events };
+
+	w->fd = fd;
+	w->ep = -1;
+	w->events = events;
+	if (!use_epoll)
+		return 0;
+	w->ep = epoll_create1(0);
+	if (w->ep < 0)
+		return -1;
+	return epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static inline int t_ready_open(struct t_ready *w, int fd, bool use_epoll)
+{
+	return t_ready_open_ev(w, fd, use_epoll, POLLIN | POLLOUT);
+}
+
+static inline int t_ready_wait(struct t_ready *w, int ms)
+{
+	struct epoll_event out;
+	int n;
+
+	if (w->ep < 0)
+		return t_poll(w->fd, w->events, ms);
+	n = epoll_wait(w->ep, &out, 1, ms);
+	return n <= 0 ? n : (int)out.events;
+}
+
+static inline void t_ready_close(struct t_ready *w)
+{
+	if (w->ep >= 0)
+		close(w->ep);
+}
+
 static inline ssize_t t_send(int fd, const void *buf, size_t len)
 {
 	return send(fd, buf, len, MSG_NOSIGNAL);
@@ -662,5 +712,658 @@ static inline void t_why(int fd, int err)
 	EXPECT_EQ((__u32)(_reason), __ei.reason);			\
 	EXPECT_EQ((__s32)(_errnum), __ei.errnum);			\
 } while (0)
+
+/*
+ * Full Operation
+ *
+ * FPDUs (RFC 5044 section 4), encoded and decoded here independently of
+ * the module's protocol core. Stream positions are octets after SeqStart of
+ * one direction (a u32 that wraps like a TCP sequence number): with
+ * Markers, one starts at every position that is a multiple of 512. A
+ * Marker right where an FPDU starts belongs to it with FPDUPTR 0 and is
+ * covered by its CRC; a Marker between PAD and CRC belongs to the FPDU
+ * before it; every other Marker inside an FPDU holds the distance back to
+ * the FPDU's ULPDU_Length field. The CRC32c covers every octet of the FPDU
+ * except the CRC field, Markers included, and goes on the wire least
+ * significant octet first. Everything else is big-endian. Every FPDU is a
+ * multiple of 4 octets (Markers excluded), so is every Marker: a Marker
+ * never splits ULPDU_Length or the CRC.
+ */
+#define T_MARKER_IVL	512
+/* The largest FPDU on the wire: a 65535-octet ULPDU_Length with Markers. */
+#define T_FPDU_MAX	(4 + 2 + 65535 + 3 + 4 + 4 * (65544 / 512 + 2))
+
+/* CRC32c (Castagnoli: reflected polynomial 0x82f63b78), table-driven. */
+static uint32_t t_crc32c_tab[256];
+
+static inline uint32_t t_crc32c_update(uint32_t crc, const void *buf,
+				       size_t len)
+{
+	const uint8_t *b = buf;
+	uint32_t c;
+	int i, k;
+
+	if (!t_crc32c_tab[1]) {
+		for (i = 0; i < 256; i++) {
+			c = i;
+			for (k = 0; k < 8; k++)
+				c = c & 1 ? (c >> 1) ^ 0x82f63b78 : c >> 1;
+			t_crc32c_tab[i] = c;
+		}
+	}
+	while (len--)
+		crc = t_crc32c_tab[(crc ^ *b++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
+/* The iSCSI digest: initial value and final XOR all ones. */
+static inline uint32_t t_crc32c(const void *buf, size_t len)
+{
+	return ~t_crc32c_update(~0u, buf, len);
+}
+
+static inline void t_put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = v;
+	p[1] = v >> 8;
+	p[2] = v >> 16;
+	p[3] = v >> 24;
+}
+
+static inline uint32_t t_get_le32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void t_put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static inline uint16_t t_get_be16(const uint8_t *p)
+{
+	return p[0] << 8 | p[1];
+}
+
+static inline bool t_at_marker(bool markers, uint32_t pos)
+{
+	return markers && pos % T_MARKER_IVL == 0;
+}
+
+static inline unsigned int t_pad(size_t ulpdu_len)
+{
+	return (4 - (2 + ulpdu_len) % 4) % 4;
+}
+
+/* Where the Markers of one FPDU fell. */
+struct t_fpdu_info {
+	size_t wire;		/* octets on the wire, Markers included */
+	unsigned int markers;	/* Markers in it */
+	bool lead;		/* it starts with a Marker (FPDUPTR 0) */
+	bool before_crc;	/* a Marker between PAD and CRC */
+	size_t marker_off[130];	/* wire offsets of its Markers */
+};
+
+/*
+ * The wire image of one FPDU carrying @len octets of @ulpdu at stream
+ * position @pos, into @out (NULL: only the layout); its length. The CRC
+ * is always computed (a C=0 sender may send any value there). @len may be
+ * above 64768, which a conforming sender never sends, to build hostile
+ * FPDUs.
+ */
+static inline size_t t_fpdu_encode(uint8_t *out, uint32_t pos, bool markers,
+				   const void *ulpdu, size_t len,
+				   struct t_fpdu_info *info)
+{
+	const uint8_t *u = ulpdu;
+	size_t flen = 2 + len + t_pad(len), k, o = 0;
+	struct t_fpdu_info tmp;
+	uint32_t p = pos, hdr;
+	uint8_t b;
+
+	if (!info)
+		info = &tmp;
+	info->markers = 0;
+	info->lead = info->before_crc = false;
+#define T_MARKER_OUT(ptr) do {						\
+		if (out) {						\
+			t_put_be16(out + o, 0);				\
+			t_put_be16(out + o + 2, (ptr));			\
+		}							\
+		info->marker_off[info->markers++] = o;			\
+		o += 4;							\
+		p += 4;							\
+	} while (0)
+	if (t_at_marker(markers, p)) {
+		info->lead = true;
+		T_MARKER_OUT(0);
+	}
+	hdr = p;
+	for (k = 0; k < flen; k++) {
+		if (t_at_marker(markers, p))
+			T_MARKER_OUT(p - hdr);
+		if (k < 2)
+			b = k ? len & 0xff : (len >> 8) & 0xff;
+		else if (k < 2 + len)
+			b = u[k - 2];
+		else
+			b = 0;
+		if (out)
+			out[o] = b;
+		o++;
+		p++;
+	}
+	if (t_at_marker(markers, p)) {
+		info->before_crc = true;
+		T_MARKER_OUT(p - hdr);
+	}
+#undef T_MARKER_OUT
+	if (out)
+		t_put_le32(out + o, t_crc32c(out, o));
+	o += 4;
+	info->wire = o;
+	return o;
+}
+
+/* Octets one FPDU of @len takes on the wire at @pos. */
+static inline size_t t_fpdu_wire(uint32_t pos, bool markers, size_t len)
+{
+	struct t_fpdu_info info;
+
+	return t_fpdu_encode(NULL, pos, markers, NULL, len, &info);
+}
+
+/* Markers in one FPDU of @len at @pos. */
+static inline unsigned int t_fpdu_markers(uint32_t pos, bool markers,
+					  size_t len)
+{
+	struct t_fpdu_info info;
+
+	t_fpdu_encode(NULL, pos, markers, NULL, len, &info);
+	return info.markers;
+}
+
+/* Recompute the CRC of a (patched) FPDU image of @wire octets. */
+static inline void t_fpdu_recrc(uint8_t *fpdu, size_t wire)
+{
+	t_put_le32(fpdu + wire - 4, t_crc32c(fpdu, wire - 4));
+}
+
+/* What t_fpdu_decode() found. */
+struct t_fpdu_dec {
+	size_t wire;		/* octets of the FPDU on the wire */
+	uint16_t len;		/* its ULPDU_Length */
+	unsigned int markers;	/* Markers in it */
+	uint32_t crc_wire;	/* the CRC field, read least significant first */
+	uint32_t crc_calc;	/* the CRC32c over the rest */
+};
+
+/*
+ * Decode one FPDU at stream position @pos from the @avail octets at @in,
+ * the ULPDU into @ulpdu (room for 65535 octets): 1 for a whole FPDU that
+ * passes every check, 0 when @avail is too short to tell, -1 when it does
+ * not pass (@why says why). Strict, for what a conforming sender puts on
+ * the wire: Marker RESERVED and PAD are zero, every FPDUPTR is exact (low
+ * bits included), ULPDU_Length is at most 64768 and, with @check_crc, the
+ * CRC matches.
+ */
+static inline int t_fpdu_decode(const uint8_t *in, size_t avail, uint32_t pos,
+				bool markers, bool check_crc, uint8_t *ulpdu,
+				struct t_fpdu_dec *d, char *why, size_t whylen)
+{
+	size_t o = 0, k, flen = 2, ulen = 0;
+	uint32_t p = pos, hdr, want;
+	uint8_t b;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(why, whylen, "ok");
+#define T_NEED(n) do { if (avail < o + (n)) return 0; } while (0)
+#define T_MARKER_IN(exp) do {						\
+		T_NEED(4);						\
+		want = (exp);						\
+		if (t_get_be16(in + o) != 0 ||				\
+		    t_get_be16(in + o + 2) != want) {			\
+			snprintf(why, whylen,				\
+				 "Marker at stream %u (FPDU octet %zu): %02x%02x %02x%02x, want 0000 %04x", \
+				 p, o, in[o], in[o + 1], in[o + 2],	\
+				 in[o + 3], want);			\
+			return -1;					\
+		}							\
+		d->markers++;						\
+		o += 4;							\
+		p += 4;							\
+	} while (0)
+	if (t_at_marker(markers, p))
+		T_MARKER_IN(0);
+	hdr = p;
+	for (k = 0; k < flen; k++) {
+		if (t_at_marker(markers, p))
+			T_MARKER_IN(p - hdr);
+		T_NEED(1);
+		b = in[o];
+		if (k == 1) {
+			ulen = in[o - 1] << 8 | b;
+			d->len = ulen;
+			if (ulen > MPA_MAX_ULPDU) {
+				snprintf(why, whylen,
+					 "ULPDU_Length %zu above 64768", ulen);
+				return -1;
+			}
+			flen = 2 + ulen + t_pad(ulen);
+		} else if (k >= 2 && k < 2 + ulen) {
+			ulpdu[k - 2] = b;
+		} else if (k >= 2 && b) {
+			snprintf(why, whylen, "PAD octet %zu is 0x%02x",
+				 k - 2 - ulen, b);
+			return -1;
+		}
+		o++;
+		p++;
+	}
+	if (t_at_marker(markers, p))
+		T_MARKER_IN(p - hdr);
+#undef T_MARKER_IN
+	T_NEED(4);
+#undef T_NEED
+	d->crc_wire = t_get_le32(in + o);
+	d->crc_calc = t_crc32c(in, o);
+	o += 4;
+	d->wire = o;
+	if (check_crc && d->crc_wire != d->crc_calc) {
+		snprintf(why, whylen, "CRC field %08x, CRC32c %08x",
+			 d->crc_wire, d->crc_calc);
+		return -1;
+	}
+	return 1;
+}
+
+/* Test data: a deterministic pseudo-random stream (splitmix64). */
+static inline uint64_t t_rand64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* @n octets that depend on @seed only. */
+static inline void t_fill(void *buf, size_t n, uint64_t seed)
+{
+	uint8_t *b = buf;
+	uint64_t s = seed * 0x2545f4914f6cdd1dull + 1, v;
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		v = t_rand64(&s);
+		memcpy(b + i, &v, 8);
+	}
+	if (i < n) {
+		v = t_rand64(&s);
+		memcpy(b + i, &v, n - i);
+	}
+}
+
+/* recvmsg() into one buffer: the count, or -1; *msg_flags its flags. */
+static inline ssize_t t_recv_flags(int fd, void *buf, size_t len, int flags,
+				   int *msg_flags)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t r;
+
+	r = recvmsg(fd, &msg, flags);
+	*msg_flags = r < 0 ? 0 : msg.msg_flags;
+	return r;
+}
+
+static inline int t_set_timeo(int fd, int opt, int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000,
+			      .tv_usec = (ms % 1000) * 1000 };
+
+	return setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
+}
+
+static inline int t_blocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+}
+
+/* Markers and CRC of an MPA socket (its Full Operation start options). */
+static inline int t_mpa_options(int fd, int role, bool markers, bool crc)
+{
+	if (mpa_config(fd, role, 10000) ||
+	    mpa_set(fd, MPA_MARKERS, markers) ||
+	    (!crc && mpa_set(fd, MPA_CRC, 0)))
+		return -1;
+	return 0;
+}
+
+/*
+ * Two MPA sockets in Full Operation over loopback: *i the Initiator (the
+ * client), *r the Responder. @init_m and @resp_m: the Markers each wants
+ * in what it receives; !@crc: both announce C=0 (allow_crc_off must be
+ * set). With @mss, TCP_MAXSEG before the handshake. 0, or -1 with what
+ * failed on stderr (both sockets closed).
+ */
+static inline int t_mpa_pair(int family, int mss, bool init_m, bool resp_m,
+			     bool crc, int *i, int *r)
+{
+	const char *what;
+	int err = 0;
+
+	if (mpa_tcp_pair_mss(family, mss, i, r)) {
+		fprintf(stderr, "# t_mpa_pair: no TCP pair: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	what = "options";
+	if (t_mpa_options(*i, MPA_ROLE_INITIATOR, init_m, crc) ||
+	    t_mpa_options(*r, MPA_ROLE_RESPONDER, resp_m, crc))
+		goto fail;
+	what = "Initiator's non-blocking MPA_START";
+	if (t_nonblock(*i) || mpa_start(*i) != -1 || errno != EINPROGRESS)
+		goto fail;
+	what = "Responder's MPA_START";
+	if (mpa_start(*r))
+		goto fail;
+	what = "MPA_ACCEPT";
+	if (mpa_answer(*r, MPA_ACCEPT, NULL, 0))
+		goto fail;
+	what = "the Initiator's startup";
+	if (t_wait_startup(*i, 10000) < 0 || t_blocking(*i))
+		goto fail;
+	what = "Full Operation";
+	if (mpa_state(*i) != MPA_STATE_FULL || mpa_state(*r) != MPA_STATE_FULL)
+		goto fail;
+	return 0;
+fail:
+	err = errno;
+	fprintf(stderr, "# t_mpa_pair: %s failed: %s; states %ld/%ld\n", what,
+		strerror(err), mpa_state(*i), mpa_state(*r));
+	close(*i);
+	close(*r);
+	*i = *r = -1;
+	return -1;
+}
+
+/*
+ * One MPA socket @m against a raw peer @raw that writes the startup frame
+ * itself (Rev 1, no Private Data, @raw_flags: T_M, T_C), @m with
+ * @m_markers and @m_crc. Afterwards both directions start at stream
+ * position 0. The frame @m sent (its flags octet), or -1 with what failed
+ * on stderr.
+ *
+ * t_raw_initiator(): @m is the Responder; the raw peer sends the Request,
+ * @m accepts, the raw peer reads the Reply.
+ */
+static inline int t_raw_initiator(int m, int raw, uint8_t raw_flags,
+				  bool m_markers, bool m_crc)
+{
+	uint8_t fr[T_HDR];
+	struct t_hdr_view h;
+	const char *what;
+
+	what = "options";
+	if (t_mpa_options(m, MPA_ROLE_RESPONDER, m_markers, m_crc))
+		goto fail;
+	t_frame(fr, false, raw_flags, 1, NULL, 0);
+	what = "sending the Request";
+	if (t_send(raw, fr, T_HDR) != T_HDR)
+		goto fail;
+	what = "MPA_START";
+	if (mpa_start(m))
+		goto fail;
+	what = "MPA_ACCEPT";
+	if (mpa_answer(m, MPA_ACCEPT, NULL, 0))
+		goto fail;
+	what = "reading the Reply";
+	if (t_read(raw, fr, T_HDR, 10000) != T_HDR)
+		goto fail;
+	t_parse(fr, &h);
+	what = "the Reply";
+	if (h.key != 'p' || h.rev != 1 || h.pd_length)
+		goto fail;
+	return fr[16];
+fail:
+	fprintf(stderr, "# t_raw_initiator: %s failed: %s; state %ld\n", what,
+		strerror(errno), mpa_state(m));
+	return -1;
+}
+
+/* @m is the Initiator; the raw peer reads the Request and replies. */
+static inline int t_raw_responder(int m, int raw, uint8_t raw_flags,
+				  bool m_markers, bool m_crc)
+{
+	uint8_t fr[T_HDR], flags;
+	struct t_hdr_view h;
+	const char *what;
+
+	what = "options";
+	if (t_mpa_options(m, MPA_ROLE_INITIATOR, m_markers, m_crc))
+		goto fail;
+	what = "non-blocking MPA_START";
+	if (t_nonblock(m) || mpa_start(m) != -1 || errno != EINPROGRESS)
+		goto fail;
+	what = "reading the Request";
+	if (t_read(raw, fr, T_HDR, 10000) != T_HDR)
+		goto fail;
+	t_parse(fr, &h);
+	what = "the Request";
+	if (h.key != 'q' || h.rev != 1 || h.pd_length)
+		goto fail;
+	flags = fr[16];
+	t_frame(fr, true, raw_flags, 1, NULL, 0);
+	what = "sending the Reply";
+	if (t_send(raw, fr, T_HDR) != T_HDR)
+		goto fail;
+	what = "the startup";
+	if (t_wait_startup(m, 10000) < 0 || t_blocking(m) ||
+	    mpa_state(m) != MPA_STATE_FULL)
+		goto fail;
+	return flags;
+fail:
+	fprintf(stderr, "# t_raw_responder: %s failed: %s; state %ld\n", what,
+		strerror(errno), mpa_state(m));
+	return -1;
+}
+
+/*
+ * Test data over Full Operation (these use the harness: include
+ * kselftest_harness.h first).
+ */
+#include <stdlib.h>
+
+/* Room for any ULPDU a recv() may return, and then some. */
+#define T_ULPDU_BUF	(MPA_MAX_ULPDU + 4096)
+
+/* A sender thread: @n ULPDUs of @sizes, ULPDU k filled by t_fill(seed + k). */
+struct t_tx {
+	pthread_t thr;
+	int fd;
+	const size_t *sizes;
+	size_t n;
+	uint64_t seed;
+	int flags;
+	size_t sent;		/* ULPDUs sent */
+	ssize_t rc;		/* the first failing send's result */
+	int err;		/* and its errno */
+};
+
+static inline void *t_tx_run(void *arg)
+{
+	struct t_tx *p = arg;
+	uint8_t *buf = malloc(T_ULPDU_BUF);
+	ssize_t r;
+	size_t k;
+
+	p->rc = 0;
+	for (k = 0; buf && k < p->n; k++) {
+		t_fill(buf, p->sizes[k], p->seed + k);
+		r = send(p->fd, buf, p->sizes[k], MSG_NOSIGNAL | p->flags);
+		if (r != (ssize_t)p->sizes[k]) {
+			p->rc = r;
+			p->err = errno;
+			break;
+		}
+		p->sent++;
+	}
+	free(buf);
+	return NULL;
+}
+
+static inline int t_tx_start(struct t_tx *p, int fd, const size_t *sizes,
+			     size_t n, uint64_t seed)
+{
+	memset(p, 0, sizeof(*p));
+	p->fd = fd;
+	p->sizes = sizes;
+	p->n = n;
+	p->seed = seed;
+	return pthread_create(&p->thr, NULL, t_tx_run, p);
+}
+
+/*
+ * Receive @n ULPDUs of @sizes from @fd, ULPDU k filled by t_fill(seed + k):
+ * each recv() with room for more returns exactly one whole ULPDU with
+ * MSG_EOR. Stops at the first difference.
+ */
+static inline void t_rx_check(struct __test_metadata *_metadata, int fd,
+			      const size_t *sizes, size_t n, uint64_t seed)
+{
+	uint8_t *got = malloc(T_ULPDU_BUF), *exp = malloc(T_ULPDU_BUF);
+	size_t k;
+	ssize_t r;
+	int fl;
+
+	ASSERT_NE(NULL, got);
+	ASSERT_NE(NULL, exp);
+	for (k = 0; k < n; k++) {
+		r = t_recv_flags(fd, got, T_ULPDU_BUF, 0, &fl);
+		if (r != (ssize_t)sizes[k]) {
+			EXPECT_EQ((ssize_t)sizes[k], r)
+				TH_LOG("ULPDU %zu of %zu: errno %d (%s)", k, n,
+				       r < 0 ? errno : 0,
+				       r < 0 ? strerror(errno) : "-");
+			break;
+		}
+		EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC))
+			TH_LOG("ULPDU %zu of %zu (%zu octets)", k, n, sizes[k]);
+		t_fill(exp, sizes[k], seed + k);
+		if (memcmp(exp, got, sizes[k])) {
+			TH_LOG("ULPDU %zu of %zu (%zu octets) differs", k, n,
+			       sizes[k]);
+			EXPECT_BYTES(exp, got, sizes[k]);
+			break;
+		}
+	}
+	free(got);
+	free(exp);
+}
+
+/*
+ * Sizes whose FPDUs, at stream position *pos, hit the Markers in ways a
+ * receiver must get right. Each kind asks for the smallest ULPDU of at
+ * least @min whose FPDU:
+ */
+enum {
+	B_END,		/* ends where a Marker goes: the next starts with one */
+	B_BEFORE_CRC,	/* has a Marker between PAD and CRC */
+	B_AFTER_HDR,	/* has a Marker behind ULPDU_Length and 2 octets */
+	B_LAST4,	/* has a Marker before the ULPDU's last 1-3 octets */
+	B_END_508,	/* ends 4 octets before a Marker: the next FPDU of 3
+			 * octets or more is B_AFTER_HDR
+			 */
+};
+/* (A Marker never falls inside PAD or right before it: see above.) */
+
+static inline bool t_b_match(uint32_t pos, bool markers, size_t len,
+			     int kind)
+{
+	struct t_fpdu_info in;
+	size_t lead, k;
+
+	t_fpdu_encode(NULL, pos, markers, NULL, len, &in);
+	lead = in.lead ? 4 : 0;
+	switch (kind) {
+	case B_END:
+		return (pos + in.wire) % T_MARKER_IVL == 0;
+	case B_END_508:
+		return (pos + in.wire) % T_MARKER_IVL == T_MARKER_IVL - 4;
+	case B_BEFORE_CRC:
+		return in.before_crc;
+	}
+	for (k = in.lead; k < in.markers; k++) {
+		/* The framed octet the Marker sits in front of. */
+		size_t at = in.marker_off[k] - lead - 4 * (k - in.lead);
+
+		if (kind == B_AFTER_HDR && at == 4 && at < 2 + len)
+			return true;
+		if (kind == B_LAST4 && at < 2 + len && 2 + len - at < 4 &&
+		    at > 2)
+			return true;
+	}
+	return false;
+}
+
+static inline size_t t_b_size(uint32_t pos, bool markers, int kind,
+			      size_t min)
+{
+	size_t len;
+
+	for (len = min; len < min + 2 * T_MARKER_IVL + 8; len++)
+		if (len <= MPA_MAX_ULPDU && t_b_match(pos, markers, len, kind))
+			return len;
+	return 0;
+}
+
+/*
+ * A run of ULPDU sizes for a direction at *pos (advanced past them): FPDUs
+ * that end at a Marker, Markers in every place an FPDU can hold one, runs
+ * of tiny FPDUs across Markers, the largest ULPDU. Without Markers only
+ * the stream positions are special. The count.
+ */
+static inline size_t t_boundary_plan(struct __test_metadata *_metadata,
+				     uint32_t *pos, bool markers,
+				     size_t *sizes, size_t max)
+{
+	static const int kinds[] = {
+		B_END, B_BEFORE_CRC, B_END, B_END_508, B_AFTER_HDR, B_END,
+		B_LAST4, B_BEFORE_CRC, B_END_508, B_AFTER_HDR, B_LAST4, B_END,
+		B_END,
+	};
+	static const size_t mins[] = { 1, 600, 1000, 1, 3000, 1 };
+	size_t n = 0, k, m, len;
+
+	for (m = 0; m < sizeof(mins) / sizeof(mins[0]); m++) {
+		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			if (!markers && kinds[k] != B_END &&
+			    kinds[k] != B_END_508)
+				continue;
+			len = t_b_size(*pos, markers, kinds[k], mins[m]);
+			EXPECT_NE(0, len)
+				TH_LOG("kind %d at %u", kinds[k], *pos);
+			if (!len || n >= max)
+				continue;
+			sizes[n++] = len;
+			*pos += t_fpdu_wire(*pos, markers, len);
+		}
+		/* Tiny FPDUs across the next Markers, then the largest. */
+		for (k = 0; k < 300 && n < max; k++) {
+			sizes[n++] = 1 + (k * 7 + m) % 13;
+			*pos += t_fpdu_wire(*pos, markers, sizes[n - 1]);
+		}
+		if (n < max) {
+			sizes[n++] = m % 2 ? MPA_MAX_ULPDU :
+					     MPA_MAX_ULPDU - 1 - m;
+			*pos += t_fpdu_wire(*pos, markers, sizes[n - 1]);
+		}
+	}
+	return n;
+}
 
 #endif /* _MPA_TEST_H */

@@ -538,47 +538,6 @@ TEST_F(raw, responder_blocking_waits)
 	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
 }
 
-/*
- * Readiness of a socket for POLLIN | POLLOUT, through poll() or through
- * epoll (EPOLLIN and EPOLLOUT have poll()'s values): the events, 0 when
- * none came within @ms, -1 on error.
- */
-struct t_ready {
-	int fd;
-	int ep;
-};
-
-static int t_ready_open(struct t_ready *w, int fd, bool use_epoll)
-{
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT };
-
-	w->fd = fd;
-	w->ep = -1;
-	if (!use_epoll)
-		return 0;
-	w->ep = epoll_create1(0);
-	if (w->ep < 0)
-		return -1;
-	return epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
-}
-
-static int t_ready_wait(struct t_ready *w, int ms)
-{
-	struct epoll_event out;
-	int n;
-
-	if (w->ep < 0)
-		return t_poll(w->fd, POLLIN | POLLOUT, ms);
-	n = epoll_wait(w->ep, &out, 1, ms);
-	return n <= 0 ? n : (int)out.events;
-}
-
-static void t_ready_close(struct t_ready *w)
-{
-	if (w->ep >= 0)
-		close(w->ep);
-}
-
 static void responder_nonblock(struct __test_metadata *_metadata, int m,
 			       int r, bool use_epoll)
 {
