@@ -1,0 +1,1150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Full Operation between two MPA sockets on loopback (mpa.rst, "Full
+ * Operation: sending and receiving ULPDUs"): every send() is one ULPDU,
+ * every recv() returns octets of one ULPDU with MSG_EOR on its last octet,
+ * in both directions, over every combination of Markers each way and CRC
+ * (fixture "data"); the socket calls around it, blocking and not (fixture
+ * "sock"); the Responder rule (fixture "held").
+ *
+ * Stream positions are tracked with the test's own FPDU layout
+ * (mpa_test.h), to pick ULPDU sizes whose FPDUs end or start right at a
+ * Marker, put a Marker between PAD and CRC, and so on, and to count the
+ * Markers MPA_STATS must report.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/time.h>
+#include <linux/sockios.h>
+
+#include "kselftest_harness.h"
+#include "mpa_test.h"
+
+#define T_WAIT		10000	/* how long a test waits for an event */
+#define T_QUIET		250	/* how long "nothing happens" is watched */
+#define T_BUF		(MPA_MAX_ULPDU + 4096)
+
+static uint8_t tx_buf[T_BUF], rx_buf[T_BUF], exp_buf[T_BUF];
+
+/* Directions: Initiator to Responder, and back. */
+enum { I2R, R2I };
+
+/* Send @sizes from @tx in a thread, receive and check them at @rx. */
+static void xfer_fds(struct __test_metadata *_metadata, int tx, int rx,
+		     const size_t *sizes, size_t n, uint64_t seed)
+{
+	struct t_tx p;
+
+	ASSERT_EQ(0, t_tx_start(&p, tx, sizes, n, seed));
+	t_rx_check(_metadata, rx, sizes, n, seed);
+	pthread_join(p.thr, NULL);
+	EXPECT_EQ(n, p.sent)
+		TH_LOG("send %zu (%zu octets): %zd, errno %d (%s)", p.sent,
+		       p.sent < n ? sizes[p.sent] : 0, p.rc, p.err,
+		       strerror(p.err));
+}
+
+/* One ULPDU @buf of @len from @tx, read back whole at @rx. */
+static void one_ulpdu(struct __test_metadata *_metadata, int tx, int rx,
+		      const void *buf, size_t len)
+{
+	ssize_t r;
+	int fl;
+
+	ASSERT_EQ((ssize_t)len, send(tx, buf, len, MSG_NOSIGNAL));
+	r = t_recv_flags(rx, rx_buf, T_BUF, 0, &fl);
+	ASSERT_EQ((ssize_t)len, r) TH_LOG("errno %d", r < 0 ? errno : 0);
+	EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+	EXPECT_BYTES(buf, rx_buf, len);
+}
+
+static void get_result(struct __test_metadata *_metadata, int fd,
+		       struct mpa_result *res)
+{
+	ASSERT_EQ(0, mpa_getstruct(fd, MPA_RESULT, res, sizeof(*res)));
+}
+
+static void get_stats(struct __test_metadata *_metadata, int fd,
+		      struct mpa_stats *st)
+{
+	ASSERT_EQ(0, mpa_getstruct(fd, MPA_STATS, st, sizeof(*st)));
+}
+
+static int t_inq(int fd)
+{
+	int n = -1;
+
+	if (ioctl(fd, SIOCINQ, &n))
+		return -1;
+	return n;
+}
+
+/* Sizes sampled over 1..64768. */
+static const size_t sweep[] = {
+	1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17, 31, 32, 33,
+	63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 479, 482, 500, 502,
+	503, 504, 505, 506, 507, 508, 509, 510, 511, 512, 513, 1000, 1023,
+	1024, 1025, 1400, 1446, 1447, 1448, 1449, 1460, 2047, 2048, 2049,
+	4093, 4094, 4095, 4096, 4097, 8191, 8192, 8193, 9000, 12345, 16384,
+	20000, 32000, 32767, 32768, 32769, 40000, 50000, 60000, 64000, 64511,
+	64512, 64513, 64766, 64767, 64768, 1, 64768, 2, 64767, 3,
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* data: every Markers and CRC combination, both directions. */
+FIXTURE(data)
+{
+	char saved[8];
+	int i, r;
+	uint32_t pos[2];	/* stream positions, I2R and R2I */
+};
+
+FIXTURE_VARIANT(data)
+{
+	bool tx_m;		/* the Initiator sends Markers */
+	bool rx_m;		/* the Initiator receives Markers */
+	bool crc;
+	int family;
+	int mss;		/* TCP_MAXSEG before the handshake (0: none) */
+};
+
+#define DATA(name, t, r, c, fam, m)					\
+	FIXTURE_VARIANT_ADD(data, name)					\
+	{								\
+		.tx_m = t, .rx_m = r, .crc = c, .family = fam, .mss = m, \
+	}
+
+DATA(tx0_rx0_crc1, 0, 0, 1, AF_INET, 0);
+DATA(tx0_rx1_crc1, 0, 1, 1, AF_INET6, 1460);
+DATA(tx1_rx0_crc1, 1, 0, 1, AF_INET6, 0);
+DATA(tx1_rx1_crc1, 1, 1, 1, AF_INET, 1460);
+DATA(tx0_rx0_crc0, 0, 0, 0, AF_INET6, 1460);
+DATA(tx0_rx1_crc0, 0, 1, 0, AF_INET, 0);
+DATA(tx1_rx0_crc0, 1, 0, 0, AF_INET, 1460);
+DATA(tx1_rx1_crc0, 1, 1, 0, AF_INET6, 0);
+
+/*
+ * A fresh pair in Full Operation, nothing sent yet. C=0 needs the
+ * administrator's allow_crc_off, set for the startup and restored.
+ */
+static void pair_setup(struct __test_metadata *_metadata, char *saved,
+		       int family, int mss, bool tx_m, bool rx_m, bool crc,
+		       int *i, int *r)
+{
+	int rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	*i = *r = -1;
+	ASSERT_EQ(0, mpa_param_get("allow_crc_off", saved, 8));
+	if (!crc)
+		ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+	rc = t_mpa_pair(family, mss, rx_m, tx_m, crc, i, r);
+	mpa_param_set("allow_crc_off", saved);
+	ASSERT_EQ(0, rc);
+	/* A stuck test fails instead of hanging. */
+	ASSERT_EQ(0, t_set_timeo(*i, SO_RCVTIMEO, T_WAIT));
+	ASSERT_EQ(0, t_set_timeo(*r, SO_RCVTIMEO, T_WAIT));
+	ASSERT_EQ(0, t_set_timeo(*i, SO_SNDTIMEO, T_WAIT));
+	ASSERT_EQ(0, t_set_timeo(*r, SO_SNDTIMEO, T_WAIT));
+}
+
+FIXTURE_SETUP(data)
+{
+	pair_setup(_metadata, self->saved, variant->family, variant->mss,
+		   variant->tx_m, variant->rx_m, variant->crc, &self->i,
+		   &self->r);
+	self->pos[I2R] = self->pos[R2I] = 0;
+}
+
+FIXTURE_TEARDOWN_PARENT(data)
+{
+	mpa_param_set("allow_crc_off", self->saved);
+}
+
+static int d_tx(FIXTURE_DATA(data) *self, int dir)
+{
+	return dir == I2R ? self->i : self->r;
+}
+
+static int d_rx(FIXTURE_DATA(data) *self, int dir)
+{
+	return dir == I2R ? self->r : self->i;
+}
+
+static bool d_markers(const FIXTURE_VARIANT(data) *v, int dir)
+{
+	return dir == I2R ? v->tx_m : v->rx_m;
+}
+
+/* Send and check @sizes one way, keeping track of the stream position. */
+static void d_xfer(struct __test_metadata *_metadata, FIXTURE_DATA(data) *self,
+		   const FIXTURE_VARIANT(data) *v, int dir, const size_t *sizes,
+		   size_t n, uint64_t seed)
+{
+	size_t k;
+
+	xfer_fds(_metadata, d_tx(self, dir), d_rx(self, dir), sizes, n, seed);
+	for (k = 0; k < n; k++)
+		self->pos[dir] += t_fpdu_wire(self->pos[dir],
+					      d_markers(v, dir), sizes[k]);
+}
+
+/* The Initiator's first FPDU, which lets the Responder send (R-7.1.2-15). */
+static void d_prime(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(data) *self, const FIXTURE_VARIANT(data) *v)
+{
+	static const size_t one[] = { 16 };
+	struct mpa_result res;
+
+	d_xfer(_metadata, self, v, I2R, one, 1, 0xfeed);
+	get_result(_metadata, self->r, &res);
+	EXPECT_EQ(0, res.flags & MPA_RESULT_TX_HELD);
+}
+
+TEST_F(data, result)
+{
+	struct mpa_result res;
+	__u8 crc = variant->crc ? MPA_RESULT_CRC : 0;
+
+	get_result(_metadata, self->i, &res);
+	EXPECT_EQ(MPA_ROLE_INITIATOR, res.role);
+	EXPECT_EQ(1, res.revision);
+	EXPECT_EQ((variant->tx_m ? MPA_RESULT_TX_MARKERS : 0) |
+		  (variant->rx_m ? MPA_RESULT_RX_MARKERS : 0) | crc, res.flags);
+	EXPECT_MULPDU(self->i, res.mulpdu, variant->tx_m);
+	get_result(_metadata, self->r, &res);
+	EXPECT_EQ(MPA_ROLE_RESPONDER, res.role);
+	EXPECT_EQ((variant->rx_m ? MPA_RESULT_TX_MARKERS : 0) |
+		  (variant->tx_m ? MPA_RESULT_RX_MARKERS : 0) | crc |
+		  MPA_RESULT_TX_HELD, res.flags);
+	EXPECT_MULPDU(self->r, res.mulpdu, variant->rx_m);
+	if (variant->mss)
+		EXPECT_GE(variant->mss, res.mulpdu);
+}
+
+TEST_F(data, sizes_i2r)
+{
+	d_xfer(_metadata, self, variant, I2R, sweep, N(sweep), 100);
+}
+
+TEST_F(data, sizes_r2i)
+{
+	d_prime(_metadata, self, variant);
+	d_xfer(_metadata, self, variant, R2I, sweep, N(sweep), 200);
+}
+
+/* Both directions at once, each with a sender thread. */
+TEST_F(data, sizes_both_ways)
+{
+	struct t_tx a, b;
+
+	d_prime(_metadata, self, variant);
+	ASSERT_EQ(0, t_tx_start(&a, self->i, sweep, N(sweep), 300));
+	ASSERT_EQ(0, t_tx_start(&b, self->r, sweep, N(sweep), 400));
+	t_rx_check(_metadata, self->r, sweep, N(sweep), 300);
+	t_rx_check(_metadata, self->i, sweep, N(sweep), 400);
+	pthread_join(a.thr, NULL);
+	pthread_join(b.thr, NULL);
+	EXPECT_EQ(N(sweep), a.sent) TH_LOG("errno %d", a.err);
+	EXPECT_EQ(N(sweep), b.sent) TH_LOG("errno %d", b.err);
+}
+
+/* MULPDU-1, MULPDU, MULPDU+1 of the sender, each way. */
+TEST_F(data, mulpdu_edges)
+{
+	struct mpa_result res;
+	size_t sizes[3];
+	int dir;
+
+	d_prime(_metadata, self, variant);
+	for (dir = I2R; dir <= R2I; dir++) {
+		get_result(_metadata, d_tx(self, dir), &res);
+		ASSERT_LE(MPA_MIN_MULPDU, res.mulpdu);
+		ASSERT_GE(MPA_MAX_ULPDU, res.mulpdu);
+		sizes[0] = res.mulpdu - 1;
+		sizes[1] = res.mulpdu;
+		sizes[2] = res.mulpdu + 1;
+		if (sizes[2] > MPA_MAX_ULPDU) {
+			/* MULPDU is 64768: one more is one too many. */
+			EXPECT_EQ(-1, send(d_tx(self, dir), tx_buf, sizes[2],
+					   MSG_NOSIGNAL));
+			EXPECT_EQ(EMSGSIZE, errno);
+			d_xfer(_metadata, self, variant, dir, sizes, 2,
+			       500 + dir);
+		} else {
+			d_xfer(_metadata, self, variant, dir, sizes, 3,
+			       500 + dir);
+		}
+	}
+}
+
+/* FPDUs that end and start right at Markers, Markers in every place. */
+TEST_F(data, marker_boundaries)
+{
+	static size_t sizes[2][2000];
+	uint32_t plan;
+	size_t n[2];
+	int dir;
+
+	d_prime(_metadata, self, variant);
+	for (dir = I2R; dir <= R2I; dir++) {
+		plan = self->pos[dir];
+		n[dir] = t_boundary_plan(_metadata, &plan,
+				       d_markers(variant, dir), sizes[dir],
+				       N(sizes[dir]));
+		ASSERT_LT(100, n[dir]);
+	}
+	for (dir = I2R; dir <= R2I; dir++)
+		d_xfer(_metadata, self, variant, dir, sizes[dir], n[dir],
+		       600 + dir);
+}
+
+/* 64768 each way; 64769 and more fail with EMSGSIZE and send nothing. */
+TEST_F(data, largest_and_too_large)
+{
+	static const size_t max[] = { MPA_MAX_ULPDU };
+	static const size_t big[] = { 65535, 65536, 100000, 1 << 20 };
+	int dir;
+	size_t k;
+
+	d_prime(_metadata, self, variant);
+	for (dir = I2R; dir <= R2I; dir++) {
+		d_xfer(_metadata, self, variant, dir, max, 1, 700 + dir);
+		EXPECT_EQ(-1, send(d_tx(self, dir), tx_buf, MPA_MAX_ULPDU + 1,
+				   MSG_NOSIGNAL));
+		EXPECT_EQ(EMSGSIZE, errno);
+		for (k = 0; k < N(big); k++) {
+			uint8_t *b = malloc(big[k]);
+
+			ASSERT_NE(NULL, b);
+			EXPECT_EQ(-1, send(d_tx(self, dir), b, big[k],
+					   MSG_NOSIGNAL));
+			EXPECT_EQ(EMSGSIZE, errno) TH_LOG("%zu", big[k]);
+			free(b);
+		}
+		/* Nothing of them went out: the next ULPDU is next. */
+		EXPECT_TRUE(t_nothing_pending(d_rx(self, dir)));
+		one_ulpdu(_metadata, d_tx(self, dir), d_rx(self, dir), "ok", 2);
+	}
+}
+
+/* A zero-length send with no ULPDU open: EINVAL, nothing on the wire. */
+TEST_F(data, zero_length)
+{
+	struct msghdr msg = {};
+	struct iovec iov = { .iov_base = tx_buf, .iov_len = 0 };
+
+	EXPECT_EQ(-1, send(self->i, tx_buf, 0, MSG_NOSIGNAL));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, sendmsg(self->i, &msg, MSG_NOSIGNAL));
+	EXPECT_EQ(EINVAL, errno);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	EXPECT_EQ(-1, sendmsg(self->i, &msg, MSG_NOSIGNAL | MSG_EOR));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, write(self->i, tx_buf, 0));
+	EXPECT_EQ(EINVAL, errno);
+	t_sleep_ms(50);
+	EXPECT_TRUE(t_nothing_pending(self->r));
+	one_ulpdu(_metadata, self->i, self->r, "x", 1);
+	d_prime(_metadata, self, variant);
+	EXPECT_EQ(-1, send(self->r, tx_buf, 0, MSG_NOSIGNAL));
+	EXPECT_EQ(EINVAL, errno);
+	one_ulpdu(_metadata, self->r, self->i, "y", 1);
+}
+
+/* MSG_MORE builds one ULPDU; the first call without it sends it. */
+TEST_F(data, msg_more)
+{
+	static const size_t pieces[] = { 1, 2, 509, 0, 1000, 3, 20000, 7 };
+	size_t k, off = 0, total = 0;
+	ssize_t r;
+	int fl, dir;
+
+	d_prime(_metadata, self, variant);
+	for (k = 0; k < N(pieces); k++)
+		total += pieces[k];
+	t_fill(tx_buf, total, 800);
+	for (dir = I2R; dir <= R2I; dir++) {
+		off = 0;
+		for (k = 0; k < N(pieces); k++) {
+			int more = k + 1 < N(pieces) ? MSG_MORE : 0;
+
+			if (!pieces[k] && !more)
+				continue;
+			EXPECT_EQ((ssize_t)pieces[k],
+				  send(d_tx(self, dir), tx_buf + off, pieces[k],
+				       MSG_NOSIGNAL | more));
+			off += pieces[k];
+			if (more) {
+				/* Nothing is readable while it is open. */
+				EXPECT_TRUE(t_nothing_pending(d_rx(self, dir)));
+			}
+		}
+		r = t_recv_flags(d_rx(self, dir), rx_buf, T_BUF, 0, &fl);
+		ASSERT_EQ((ssize_t)total, r);
+		EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+		EXPECT_BYTES(tx_buf, rx_buf, total);
+
+		/* Closed by a 0-octet call; MSG_EOR changes nothing. */
+		EXPECT_EQ(3, send(d_tx(self, dir), "abc", 3,
+				  MSG_NOSIGNAL | MSG_MORE));
+		EXPECT_EQ(0, send(d_tx(self, dir), "", 0, MSG_NOSIGNAL));
+		EXPECT_EQ(2, send(d_tx(self, dir), "de", 2,
+				  MSG_NOSIGNAL | MSG_EOR));
+		r = t_recv_flags(d_rx(self, dir), rx_buf, T_BUF, 0, &fl);
+		EXPECT_EQ(3, r);
+		EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+		EXPECT_BYTES("abc", rx_buf, 3);
+		r = t_recv_flags(d_rx(self, dir), rx_buf, T_BUF, 0, &fl);
+		EXPECT_EQ(2, r);
+		EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+		EXPECT_BYTES("de", rx_buf, 2);
+	}
+}
+
+/* Growing an open ULPDU beyond 64768 fails and leaves it as it was. */
+TEST_F(data, msg_more_limit)
+{
+	ssize_t r;
+	int fl;
+
+	t_fill(tx_buf, MPA_MAX_ULPDU + 100, 900);
+	EXPECT_EQ(60000, send(self->i, tx_buf, 60000, MSG_NOSIGNAL | MSG_MORE));
+	EXPECT_EQ(-1, send(self->i, tx_buf + 60000, 4769,
+			   MSG_NOSIGNAL | MSG_MORE));
+	EXPECT_EQ(EMSGSIZE, errno);
+	EXPECT_EQ(-1, send(self->i, tx_buf + 60000, 4769, MSG_NOSIGNAL));
+	EXPECT_EQ(EMSGSIZE, errno);
+	EXPECT_EQ(4000, send(self->i, tx_buf + 60000, 4000,
+			     MSG_NOSIGNAL | MSG_MORE));
+	EXPECT_EQ(768, send(self->i, tx_buf + 64000, 768, MSG_NOSIGNAL));
+	r = t_recv_flags(self->r, rx_buf, T_BUF, 0, &fl);
+	ASSERT_EQ(MPA_MAX_ULPDU, r);
+	EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+	EXPECT_BYTES(tx_buf, rx_buf, MPA_MAX_ULPDU);
+	one_ulpdu(_metadata, self->i, self->r, "next", 4);
+}
+
+/* sendmsg() with several iovecs is one ULPDU; recvmsg() scatters it. */
+TEST_F(data, iovecs)
+{
+	struct iovec iov[4];
+	struct msghdr msg = { .msg_iov = iov };
+	uint8_t a[100], b[7000];
+	ssize_t r;
+
+	t_fill(tx_buf, 5010, 1000);
+	iov[0] = (struct iovec){ tx_buf, 10 };
+	iov[1] = (struct iovec){ tx_buf + 10, 0 };
+	iov[2] = (struct iovec){ tx_buf + 10, 4990 };
+	iov[3] = (struct iovec){ tx_buf + 5000, 10 };
+	msg.msg_iovlen = 4;
+	EXPECT_EQ(5010, sendmsg(self->i, &msg, MSG_NOSIGNAL));
+	EXPECT_EQ(3, send(self->i, "xyz", 3, MSG_NOSIGNAL));
+	iov[0] = (struct iovec){ a, sizeof(a) };
+	iov[1] = (struct iovec){ b, sizeof(b) };
+	msg.msg_iovlen = 2;
+	r = recvmsg(self->r, &msg, 0);
+	ASSERT_EQ(5010, r);
+	EXPECT_EQ(MSG_EOR, msg.msg_flags & MSG_EOR);
+	EXPECT_BYTES(tx_buf, a, sizeof(a));
+	EXPECT_BYTES(tx_buf + sizeof(a), b, 5010 - sizeof(a));
+	r = recvmsg(self->r, &msg, 0);
+	ASSERT_EQ(3, r);
+	EXPECT_BYTES("xyz", a, 3);
+}
+
+/* A short buffer gets the first part, the next calls the rest. */
+TEST_F(data, short_buffer)
+{
+	static const size_t parts[] = { 1, 1000, 999, 3000, 17, 1 };
+	size_t len = 0, k, off = 0;
+	ssize_t r;
+	int fl, dir;
+
+	d_prime(_metadata, self, variant);
+	for (k = 0; k < N(parts); k++)
+		len += parts[k];
+	t_fill(tx_buf, len, 1100);
+	for (dir = I2R; dir <= R2I; dir++) {
+		int tx = d_tx(self, dir), rx = d_rx(self, dir);
+
+		ASSERT_EQ((ssize_t)len, send(tx, tx_buf, len, MSG_NOSIGNAL));
+		ASSERT_EQ(2, send(tx, "zz", 2, MSG_NOSIGNAL));
+		off = 0;
+		for (k = 0; k < N(parts); k++) {
+			r = t_recv_flags(rx, rx_buf + off, parts[k], 0, &fl);
+			ASSERT_EQ((ssize_t)parts[k], r) TH_LOG("part %zu", k);
+			EXPECT_EQ(k + 1 == N(parts) ? MSG_EOR : 0,
+				  fl & MSG_EOR) TH_LOG("part %zu", k);
+			off += r;
+		}
+		EXPECT_BYTES(tx_buf, rx_buf, len);
+		/* The next ULPDU is not joined to the last part. */
+		r = t_recv_flags(rx, rx_buf, T_BUF, 0, &fl);
+		EXPECT_EQ(2, r);
+		EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+		EXPECT_BYTES("zz", rx_buf, 2);
+	}
+
+	/* The largest ULPDU in 1000-octet parts. */
+	t_fill(tx_buf, MPA_MAX_ULPDU, 1101);
+	ASSERT_EQ(MPA_MAX_ULPDU, send(self->i, tx_buf, MPA_MAX_ULPDU,
+				      MSG_NOSIGNAL));
+	for (off = 0; off < MPA_MAX_ULPDU; off += r) {
+		r = t_recv_flags(self->r, rx_buf + off, 1000, 0, &fl);
+		ASSERT_EQ(off + 1000 > MPA_MAX_ULPDU ? MPA_MAX_ULPDU - off :
+			  1000, r);
+		EXPECT_EQ(off + r == MPA_MAX_ULPDU ? MSG_EOR : 0, fl & MSG_EOR);
+	}
+	EXPECT_BYTES(tx_buf, rx_buf, MPA_MAX_ULPDU);
+}
+
+/* MSG_PEEK copies without consuming. */
+TEST_F(data, peek)
+{
+	ssize_t r;
+	int fl;
+
+	t_fill(tx_buf, 3000, 1200);
+	ASSERT_EQ(3000, send(self->i, tx_buf, 3000, MSG_NOSIGNAL));
+	ASSERT_EQ(5, send(self->i, "after", 5, MSG_NOSIGNAL));
+	r = t_recv_flags(self->r, rx_buf, T_BUF, MSG_PEEK, &fl);
+	ASSERT_EQ(3000, r);
+	EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+	EXPECT_BYTES(tx_buf, rx_buf, 3000);
+	r = t_recv_flags(self->r, rx_buf, 100, MSG_PEEK, &fl);
+	ASSERT_EQ(100, r);
+	EXPECT_EQ(0, fl & MSG_EOR);
+	EXPECT_BYTES(tx_buf, rx_buf, 100);
+	/* Consume a part; peek sees the rest of the same ULPDU only. */
+	r = t_recv_flags(self->r, rx_buf, 1000, 0, &fl);
+	ASSERT_EQ(1000, r);
+	EXPECT_EQ(0, fl & MSG_EOR);
+	memset(rx_buf, 0, T_BUF);
+	r = t_recv_flags(self->r, rx_buf, T_BUF, MSG_PEEK | MSG_DONTWAIT, &fl);
+	ASSERT_EQ(2000, r);
+	EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+	EXPECT_BYTES(tx_buf + 1000, rx_buf, 2000);
+	r = t_recv_flags(self->r, rx_buf, T_BUF, 0, &fl);
+	ASSERT_EQ(2000, r);
+	EXPECT_BYTES(tx_buf + 1000, rx_buf, 2000);
+	r = t_recv_flags(self->r, rx_buf, T_BUF, MSG_PEEK, &fl);
+	ASSERT_EQ(5, r);
+	EXPECT_BYTES("after", rx_buf, 5);
+	r = t_recv_flags(self->r, rx_buf, T_BUF, 0, &fl);
+	ASSERT_EQ(5, r);
+	EXPECT_BYTES("after", rx_buf, 5);
+	EXPECT_EQ(-1, recv(self->r, rx_buf, T_BUF, MSG_PEEK | MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+}
+
+/* MSG_WAITALL never joins ULPDUs. */
+TEST_F(data, waitall)
+{
+	ssize_t r;
+	int fl;
+
+	ASSERT_EQ(100, send(self->i, tx_buf, 100, MSG_NOSIGNAL));
+	ASSERT_EQ(200, send(self->i, tx_buf, 200, MSG_NOSIGNAL));
+	t_sleep_ms(50);
+	r = t_recv_flags(self->r, rx_buf, 1000, MSG_WAITALL, &fl);
+	EXPECT_EQ(100, r);
+	EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+	r = t_recv_flags(self->r, rx_buf, 1000, MSG_WAITALL, &fl);
+	EXPECT_EQ(200, r);
+	EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+}
+
+/* Many tiny ULPDUs, packed however TCP likes: each comes back alone. */
+TEST_F(data, many_small)
+{
+	static size_t sizes[3000];
+	size_t k;
+
+	d_prime(_metadata, self, variant);
+	for (k = 0; k < N(sizes); k++)
+		sizes[k] = 1 + (k * 11) % 29;
+	d_xfer(_metadata, self, variant, I2R, sizes, N(sizes), 1300);
+	d_xfer(_metadata, self, variant, R2I, sizes, N(sizes), 1301);
+}
+
+/* Not readable until a whole ULPDU is there; poll() and epoll. */
+static void readable(struct __test_metadata *_metadata, int tx, int rx,
+		     bool use_epoll)
+{
+	struct t_ready w;
+
+	ASSERT_EQ(0, t_ready_open_ev(&w, rx, use_epoll, POLLIN));
+	EXPECT_EQ(0, t_ready_wait(&w, T_QUIET));
+	ASSERT_EQ(1000, send(tx, tx_buf, 1000, MSG_NOSIGNAL | MSG_MORE));
+	EXPECT_EQ(0, t_ready_wait(&w, T_QUIET));
+	ASSERT_EQ(1000, send(tx, tx_buf, 1000, MSG_NOSIGNAL));
+	EXPECT_EQ(POLLIN, t_ready_wait(&w, T_WAIT) & (POLLIN | POLLERR));
+	EXPECT_EQ(2000, recv(rx, rx_buf, 1500, 0) + recv(rx, rx_buf, 1500, 0));
+	EXPECT_EQ(0, t_ready_wait(&w, 50));
+	t_ready_close(&w);
+}
+
+TEST_F(data, poll_readable)
+{
+	d_prime(_metadata, self, variant);
+	readable(_metadata, self->i, self->r, false);
+	readable(_metadata, self->r, self->i, false);
+}
+
+TEST_F(data, epoll_readable)
+{
+	d_prime(_metadata, self, variant);
+	readable(_metadata, self->i, self->r, true);
+	readable(_metadata, self->r, self->i, true);
+}
+
+/* SIOCINQ: the unread octets of the next ULPDU once complete, else 0. */
+TEST_F(data, siocinq)
+{
+	int fl;
+
+	EXPECT_EQ(0, t_inq(self->r));
+	ASSERT_EQ(700, send(self->i, tx_buf, 700, MSG_NOSIGNAL | MSG_MORE));
+	t_sleep_ms(50);
+	EXPECT_EQ(0, t_inq(self->r));
+	ASSERT_EQ(300, send(self->i, tx_buf, 300, MSG_NOSIGNAL));
+	ASSERT_EQ(5, send(self->i, tx_buf, 5, MSG_NOSIGNAL));
+	ASSERT_EQ(POLLIN, t_poll(self->r, POLLIN, T_WAIT));
+	EXPECT_EQ(1000, t_inq(self->r));
+	ASSERT_EQ(400, t_recv_flags(self->r, rx_buf, 400, 0, &fl));
+	EXPECT_EQ(600, t_inq(self->r));
+	ASSERT_EQ(600, t_recv_flags(self->r, rx_buf, T_BUF, 0, &fl));
+	/* (The small FPDU may trail behind, e.g. by Nagle's algorithm.) */
+	ASSERT_EQ(POLLIN, t_poll(self->r, POLLIN, T_WAIT));
+	EXPECT_EQ(5, t_inq(self->r));
+	ASSERT_EQ(5, t_recv_flags(self->r, rx_buf, T_BUF, 0, &fl));
+	EXPECT_EQ(0, t_inq(self->r));
+}
+
+/* Every ULPDU sent before close() arrives, then end of file. */
+static void close_pending(struct __test_metadata *_metadata, int tx, int rx,
+			  int *txp)
+{
+	static size_t sizes[40];
+	size_t k;
+	ssize_t r;
+	int fl;
+
+	for (k = 0; k < N(sizes); k++) {
+		sizes[k] = 1 + k * 997 % 9000;
+		t_fill(tx_buf, sizes[k], 1400 + k);
+		ASSERT_EQ((ssize_t)sizes[k],
+			  send(tx, tx_buf, sizes[k], MSG_NOSIGNAL));
+	}
+	/* And an open one, which close() sends before the FIN. */
+	ASSERT_EQ(4, send(tx, "open", 4, MSG_NOSIGNAL | MSG_MORE));
+	close(tx);
+	*txp = -1;
+	t_rx_check(_metadata, rx, sizes, N(sizes), 1400);
+	r = t_recv_flags(rx, rx_buf, T_BUF, 0, &fl);
+	EXPECT_EQ(4, r);
+	EXPECT_BYTES("open", rx_buf, 4);
+	EXPECT_EQ(0, recv(rx, rx_buf, T_BUF, 0));
+	EXPECT_EQ(0, recv(rx, rx_buf, T_BUF, 0));
+	EXPECT_MPA_ERROR(rx, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED, 0);
+}
+
+TEST_F(data, close_pending_i2r)
+{
+	close_pending(_metadata, self->i, self->r, &self->i);
+}
+
+TEST_F(data, close_pending_r2i)
+{
+	d_prime(_metadata, self, variant);
+	close_pending(_metadata, self->r, self->i, &self->r);
+}
+
+static int sigpipes;
+
+static void on_sigpipe(int sig)
+{
+	sigpipes++;
+}
+
+/*
+ * shutdown(SHUT_WR): data, then end of file; the open ULPDU goes first;
+ * later sends fail with EPIPE (and SIGPIPE); the other way still works.
+ */
+TEST_F(data, shutdown_wr)
+{
+	static const size_t sizes[] = { 10, 5000, 64768, 1 };
+	ssize_t r;
+	int fl;
+
+	d_prime(_metadata, self, variant);
+	d_xfer(_metadata, self, variant, R2I, sizes, N(sizes), 1500);
+	ASSERT_EQ(3, send(self->r, "end", 3, MSG_NOSIGNAL | MSG_MORE));
+	ASSERT_EQ(0, shutdown(self->r, SHUT_WR));
+	r = t_recv_flags(self->i, rx_buf, T_BUF, 0, &fl);
+	EXPECT_EQ(3, r);
+	EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+	EXPECT_BYTES("end", rx_buf, 3);
+	EXPECT_EQ(0, recv(self->i, rx_buf, T_BUF, 0));
+	EXPECT_EQ(POLLIN, t_poll(self->i, POLLIN, 0) & POLLIN);
+	EXPECT_EQ(0, recv(self->i, rx_buf, T_BUF, MSG_DONTWAIT));
+	EXPECT_MPA_ERROR(self->i, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 0);
+	EXPECT_EQ(0, t_so_error(self->i));
+
+	EXPECT_EQ(-1, send(self->r, "x", 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EPIPE, errno);
+	sigpipes = 0;
+	signal(SIGPIPE, on_sigpipe);
+	EXPECT_EQ(-1, send(self->r, "x", 1, 0));
+	EXPECT_EQ(EPIPE, errno);
+	EXPECT_EQ(1, sigpipes);
+	signal(SIGPIPE, SIG_IGN);
+
+	/* The Initiator still sends; the Responder still receives. */
+	d_xfer(_metadata, self, variant, I2R, sizes, N(sizes), 1501);
+	ASSERT_EQ(0, shutdown(self->i, SHUT_WR));
+	EXPECT_EQ(0, recv(self->r, rx_buf, T_BUF, 0));
+}
+
+/* MPA_STATS counts FPDUs, octets and Markers each way, exactly. */
+TEST_F(data, stats)
+{
+	static const size_t a[] = { 1, 600, 5000, 64768, 3 };
+	static const size_t b[] = { 7, 64768, 511, 512 };
+	struct mpa_stats si, sr;
+	uint64_t ao = 0, bo = 0;
+	unsigned int am = 0, bm = 0;
+	uint32_t pa = 0, pb = 0;
+	size_t k;
+
+	get_stats(_metadata, self->i, &si);
+	get_stats(_metadata, self->r, &sr);
+	EXPECT_EQ(20, si.startup_octets_tx);
+	EXPECT_EQ(20, si.startup_octets_rx);
+	EXPECT_EQ(20, sr.startup_octets_tx);
+	EXPECT_EQ(20, sr.startup_octets_rx);
+	EXPECT_EQ(0, si.tx_fpdus + si.rx_fpdus + si.tx_octets + si.rx_octets +
+		     si.tx_markers + si.rx_markers + si.crc_errors +
+		     si.marker_errors);
+	EXPECT_EQ(0, sr.tx_fpdus + sr.rx_fpdus + sr.tx_octets + sr.rx_octets +
+		     sr.tx_markers + sr.rx_markers + sr.crc_errors +
+		     sr.marker_errors);
+
+	for (k = 0; k < N(a); k++) {
+		ao += a[k];
+		am += t_fpdu_markers(pa, variant->tx_m, a[k]);
+		pa += t_fpdu_wire(pa, variant->tx_m, a[k]);
+	}
+	for (k = 0; k < N(b); k++) {
+		bo += b[k];
+		bm += t_fpdu_markers(pb, variant->rx_m, b[k]);
+		pb += t_fpdu_wire(pb, variant->rx_m, b[k]);
+	}
+	d_xfer(_metadata, self, variant, I2R, a, N(a), 1600);
+	d_xfer(_metadata, self, variant, R2I, b, N(b), 1601);
+	if (variant->tx_m)
+		EXPECT_LT(0, am);
+	if (variant->rx_m)
+		EXPECT_LT(0, bm);
+
+	get_stats(_metadata, self->i, &si);
+	get_stats(_metadata, self->r, &sr);
+	EXPECT_EQ(N(a), si.tx_fpdus);
+	EXPECT_EQ(ao, si.tx_octets);
+	EXPECT_EQ(am, si.tx_markers);
+	EXPECT_EQ(N(b), si.rx_fpdus);
+	EXPECT_EQ(bo, si.rx_octets);
+	EXPECT_EQ(bm, si.rx_markers);
+	EXPECT_EQ(N(b), sr.tx_fpdus);
+	EXPECT_EQ(bo, sr.tx_octets);
+	EXPECT_EQ(bm, sr.tx_markers);
+	EXPECT_EQ(N(a), sr.rx_fpdus);
+	EXPECT_EQ(ao, sr.rx_octets);
+	EXPECT_EQ(am, sr.rx_markers);
+	EXPECT_EQ(0, si.crc_errors + si.marker_errors + sr.crc_errors +
+		     sr.marker_errors);
+	EXPECT_EQ(20, si.startup_octets_tx);
+	EXPECT_EQ(20, sr.startup_octets_rx);
+}
+
+/*
+ * A receive buffer too small for a whole FPDU: MPA collects it on its own
+ * and the connection never stalls.
+ */
+TEST_F(data, small_rcvbuf)
+{
+	static const size_t sizes[] = {
+		64768, 64768, 30000, 64768, 1, 64767, 64768, 5000, 64768,
+	};
+	int sz = 4096;
+
+	ASSERT_EQ(0, setsockopt(self->r, SOL_SOCKET, SO_RCVBUF, &sz,
+				sizeof(sz)));
+	ASSERT_EQ(0, setsockopt(self->i, SOL_SOCKET, SO_RCVBUF, &sz,
+				sizeof(sz)));
+	d_prime(_metadata, self, variant);
+	d_xfer(_metadata, self, variant, I2R, sizes, N(sizes), 1700);
+	d_xfer(_metadata, self, variant, R2I, sizes, N(sizes), 1701);
+}
+
+/*
+ * sock: the socket calls around the data path, which do not depend on
+ * Markers or CRC (two variants, each family once).
+ */
+FIXTURE(sock)
+{
+	char saved[8];
+	int i, r;
+};
+
+FIXTURE_VARIANT(sock)
+{
+	int family;
+	bool markers;
+	bool crc;
+};
+
+FIXTURE_VARIANT_ADD(sock, ipv4_markers_crc)
+{
+	.family = AF_INET, .markers = true, .crc = true,
+};
+
+FIXTURE_VARIANT_ADD(sock, ipv6_plain)
+{
+	.family = AF_INET6, .markers = false, .crc = false,
+};
+
+FIXTURE_SETUP(sock)
+{
+	pair_setup(_metadata, self->saved, variant->family, 0,
+		   variant->markers, variant->markers, variant->crc, &self->i,
+		   &self->r);
+	one_ulpdu(_metadata, self->i, self->r, "prime", 5);
+}
+
+FIXTURE_TEARDOWN_PARENT(sock)
+{
+	mpa_param_set("allow_crc_off", self->saved);
+}
+
+/* Nothing there: MSG_DONTWAIT and O_NONBLOCK give EAGAIN. */
+TEST_F(sock, nonblocking_recv)
+{
+	ssize_t r;
+	int fl;
+
+	EXPECT_EQ(-1, recv(self->r, rx_buf, T_BUF, MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, t_nonblock(self->i));
+	EXPECT_EQ(-1, recv(self->i, rx_buf, T_BUF, 0));
+	EXPECT_EQ(EAGAIN, errno);
+	/* Half a ULPDU (MSG_MORE) is nothing either. */
+	ASSERT_EQ(10, send(self->r, tx_buf, 10, MSG_NOSIGNAL | MSG_MORE));
+	t_sleep_ms(50);
+	EXPECT_EQ(-1, recv(self->i, rx_buf, T_BUF, 0));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(10, send(self->r, tx_buf, 10, MSG_NOSIGNAL));
+	ASSERT_EQ(POLLIN, t_poll(self->i, POLLIN, T_WAIT));
+	r = t_recv_flags(self->i, rx_buf, T_BUF, 0, &fl);
+	EXPECT_EQ(20, r);
+	EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+	EXPECT_EQ(-1, recv(self->i, rx_buf, T_BUF, 0));
+	EXPECT_EQ(EAGAIN, errno);
+}
+
+/* SO_RCVTIMEO: a blocking recv() gives up with EAGAIN. */
+TEST_F(sock, rcvtimeo)
+{
+	long t0;
+
+	ASSERT_EQ(0, t_set_timeo(self->r, SO_RCVTIMEO, 300));
+	t0 = t_now_ms();
+	EXPECT_EQ(-1, recv(self->r, rx_buf, T_BUF, 0));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_LE(250, t_now_ms() - t0);
+	EXPECT_GT(5000, t_now_ms() - t0);
+	/* Still the same when half a ULPDU is there. */
+	ASSERT_EQ(10, send(self->i, tx_buf, 10, MSG_NOSIGNAL | MSG_MORE));
+	t0 = t_now_ms();
+	EXPECT_EQ(-1, recv(self->r, rx_buf, T_BUF, 0));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_LE(250, t_now_ms() - t0);
+	ASSERT_EQ(1, send(self->i, tx_buf, 1, MSG_NOSIGNAL));
+	EXPECT_EQ(11, recv(self->r, rx_buf, T_BUF, 0));
+}
+
+static void on_alarm(int sig)
+{
+}
+
+/* A signal interrupts a blocking recv() with EINTR; nothing is lost. */
+TEST_F(sock, eintr_recv)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = { .it_value = { .tv_usec = 200000 } };
+
+	sigemptyset(&sa.sa_mask);
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+	EXPECT_EQ(-1, recv(self->r, rx_buf, T_BUF, 0));
+	EXPECT_EQ(EINTR, errno);
+	one_ulpdu(_metadata, self->i, self->r, "after", 5);
+}
+
+/*
+ * Fill everything while the peer does not read: a non-blocking send fails
+ * with EAGAIN and EPOLLOUT is off; once the peer reads, EPOLLOUT is back
+ * and every ULPDU arrives in order.
+ */
+TEST_F(sock, nonblocking_send)
+{
+	struct t_ready w;
+	size_t n = 0, k, again = 0;
+	ssize_t r;
+	int fl;
+
+	ASSERT_EQ(0, t_nonblock(self->i));
+	for (k = 0; k < 4000 && again < 2; k++) {
+		t_fill(tx_buf, MPA_MAX_ULPDU, 1800 + n);
+		r = send(self->i, tx_buf, MPA_MAX_ULPDU, MSG_NOSIGNAL);
+		if (r < 0) {
+			ASSERT_EQ(EAGAIN, errno);
+			/* Let TCP settle, then make sure it is full. */
+			again++;
+			t_sleep_ms(100);
+			continue;
+		}
+		ASSERT_EQ(MPA_MAX_ULPDU, r);
+		n++;
+	}
+	ASSERT_EQ(2, again) TH_LOG("%zu ULPDUs and never EAGAIN", n);
+	ASSERT_LT(0, n);
+	ASSERT_EQ(0, t_ready_open_ev(&w, self->i, true, POLLOUT));
+	EXPECT_EQ(0, t_ready_wait(&w, 0));
+	EXPECT_EQ(0, t_poll(self->i, POLLOUT, 0));
+	for (k = 0; k < n; k++) {
+		r = t_recv_flags(self->r, rx_buf, T_BUF, 0, &fl);
+		ASSERT_EQ(MPA_MAX_ULPDU, r) TH_LOG("ULPDU %zu of %zu", k, n);
+		EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+		t_fill(exp_buf, MPA_MAX_ULPDU, 1800 + k);
+		ASSERT_EQ(0, memcmp(exp_buf, rx_buf, MPA_MAX_ULPDU))
+			TH_LOG("ULPDU %zu of %zu", k, n);
+	}
+	EXPECT_EQ(POLLOUT, t_ready_wait(&w, T_WAIT) & POLLOUT);
+	t_ready_close(&w);
+	EXPECT_TRUE(t_nothing_pending(self->r));
+	EXPECT_EQ(3, send(self->i, "end", 3, MSG_NOSIGNAL));
+}
+
+/*
+ * Queue 64768-octet ULPDUs without blocking until there is no room; the
+ * count.
+ */
+static size_t fill(struct __test_metadata *_metadata, int fd)
+{
+	size_t n = 0, k;
+	ssize_t r;
+
+	ASSERT_EQ(0, t_nonblock(fd));
+	for (k = 0; k < 4000; k++) {
+		r = send(fd, tx_buf, MPA_MAX_ULPDU, MSG_NOSIGNAL);
+		if (r < 0)
+			break;
+		ASSERT_EQ(MPA_MAX_ULPDU, r);
+		n++;
+	}
+	ASSERT_GT(4000, k) TH_LOG("%zu ULPDUs and never EAGAIN", n);
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, t_blocking(fd));
+	return n;
+}
+
+/* Read @n 64768-octet ULPDUs, then nothing more is there. */
+static void drain(struct __test_metadata *_metadata, int fd, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		ASSERT_EQ(MPA_MAX_ULPDU, recv(fd, rx_buf, T_BUF, 0))
+			TH_LOG("ULPDU %zu of %zu", k, n);
+	t_sleep_ms(50);
+	EXPECT_TRUE(t_nothing_pending(fd));
+}
+
+/* SO_SNDTIMEO: a blocking send() with no room gives up with EAGAIN. */
+TEST_F(sock, sndtimeo)
+{
+	size_t n, k;
+	ssize_t r = 0;
+	long t0 = 0;
+
+	n = fill(_metadata, self->i);
+	ASSERT_EQ(0, t_set_timeo(self->i, SO_SNDTIMEO, 300));
+	/* (Acknowledgements may still have made room for a few.) */
+	for (k = 0; k < 100; k++) {
+		t0 = t_now_ms();
+		r = send(self->i, tx_buf, MPA_MAX_ULPDU, MSG_NOSIGNAL);
+		if (r < 0)
+			break;
+		n++;
+	}
+	ASSERT_EQ(-1, r) TH_LOG("%zu ULPDUs and no timeout", n);
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_LE(250, t_now_ms() - t0);
+	drain(_metadata, self->r, n);
+}
+
+/* A signal interrupts a blocking send() waiting for room: EINTR. */
+TEST_F(sock, eintr_send)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = {
+		.it_value = { .tv_usec = 300000 },
+		.it_interval = { .tv_usec = 300000 },
+	};
+	struct itimerval off = {};
+	size_t n, k;
+	ssize_t r = 0;
+
+	n = fill(_metadata, self->i);
+	sigemptyset(&sa.sa_mask);
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+	for (k = 0; k < 100; k++) {
+		r = send(self->i, tx_buf, MPA_MAX_ULPDU, MSG_NOSIGNAL);
+		if (r < 0)
+			break;
+		n++;
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	ASSERT_EQ(-1, r);
+	EXPECT_EQ(EINTR, errno);
+	drain(_metadata, self->r, n);
+}
+
+/*
+ * held: the Responder rule (R-7.1.2-15) between two MPA sockets: a
+ * Responder's sends are held until the Initiator's first FPDU arrives.
+ */
+FIXTURE(held)
+{
+	char saved[8];
+	int i, r;
+};
+
+FIXTURE_VARIANT(held)
+{
+	int family;
+	bool markers;
+};
+
+FIXTURE_VARIANT_ADD(held, ipv4_markers)
+{
+	.family = AF_INET, .markers = true,
+};
+
+FIXTURE_VARIANT_ADD(held, ipv6)
+{
+	.family = AF_INET6, .markers = false,
+};
+
+FIXTURE_SETUP(held)
+{
+	pair_setup(_metadata, self->saved, variant->family, 0,
+		   variant->markers, variant->markers, true, &self->i,
+		   &self->r);
+}
+
+FIXTURE_TEARDOWN_PARENT(held)
+{
+	mpa_param_set("allow_crc_off", self->saved);
+}
+
+static bool held_flag(struct __test_metadata *_metadata, int fd)
+{
+	struct mpa_result res;
+
+	get_result(_metadata, fd, &res);
+	return res.flags & MPA_RESULT_TX_HELD;
+}
+
+TEST_F(held, until_first_fpdu)
+{
+	static const size_t sizes[] = { 5, 100, 1 };
+	struct t_tx p;
+
+	EXPECT_TRUE(held_flag(_metadata, self->r));
+	EXPECT_FALSE(held_flag(_metadata, self->i));
+	/* Queued: the calls succeed, nothing reaches the Initiator. */
+	ASSERT_EQ(0, t_tx_start(&p, self->r, sizes, N(sizes), 1900));
+	pthread_join(p.thr, NULL);
+	EXPECT_EQ(N(sizes), p.sent) TH_LOG("errno %d", p.err);
+	EXPECT_EQ(0, t_poll(self->i, POLLIN, T_QUIET));
+	EXPECT_EQ(-1, recv(self->i, rx_buf, T_BUF, MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(0, t_inq(self->i));
+	EXPECT_TRUE(held_flag(_metadata, self->r));
+
+	one_ulpdu(_metadata, self->i, self->r, "first", 5);
+	EXPECT_FALSE(held_flag(_metadata, self->r));
+	t_rx_check(_metadata, self->i, sizes, N(sizes), 1900);
+	one_ulpdu(_metadata, self->r, self->i, "later", 5);
+}
+
+/* Released when the FPDU is complete, whether or not it was read. */
+TEST_F(held, released_unread)
+{
+	ssize_t r;
+	int fl;
+
+	ASSERT_EQ(5, send(self->r, "early", 5, MSG_NOSIGNAL));
+	ASSERT_EQ(5, send(self->i, "first", 5, MSG_NOSIGNAL));
+	r = t_recv_flags(self->i, rx_buf, T_BUF, 0, &fl);
+	EXPECT_EQ(5, r);
+	EXPECT_BYTES("early", rx_buf, 5);
+	EXPECT_FALSE(held_flag(_metadata, self->r));
+	r = t_recv_flags(self->r, rx_buf, T_BUF, 0, &fl);
+	EXPECT_EQ(5, r);
+	EXPECT_BYTES("first", rx_buf, 5);
+}
+
+/* An open (MSG_MORE) ULPDU of the Initiator releases nothing. */
+TEST_F(held, not_by_half_a_ulpdu)
+{
+	ASSERT_EQ(5, send(self->r, "early", 5, MSG_NOSIGNAL));
+	ASSERT_EQ(3, send(self->i, "fir", 3, MSG_NOSIGNAL | MSG_MORE));
+	EXPECT_EQ(0, t_poll(self->i, POLLIN, T_QUIET));
+	EXPECT_TRUE(held_flag(_metadata, self->r));
+	ASSERT_EQ(2, send(self->i, "st", 2, MSG_NOSIGNAL));
+	EXPECT_EQ(5, recv(self->i, rx_buf, T_BUF, 0));
+	EXPECT_BYTES("early", rx_buf, 5);
+	EXPECT_EQ(5, recv(self->r, rx_buf, T_BUF, 0));
+	EXPECT_BYTES("first", rx_buf, 5);
+}
+
+/* A Responder that closes while held drops its sends: only the FIN. */
+TEST_F(held, dropped_on_close)
+{
+	ASSERT_EQ(5, send(self->r, "early", 5, MSG_NOSIGNAL));
+	close(self->r);
+	self->r = -1;
+	EXPECT_EQ(0, recv(self->i, rx_buf, T_BUF, 0));
+}
+
+/* The Responder may receive (and read) before it has sent anything. */
+TEST_F(held, responder_reads_first)
+{
+	static const size_t sizes[] = { 64768, 1, 2 };
+
+	xfer_fds(_metadata, self->i, self->r, sizes, N(sizes), 2000);
+	EXPECT_FALSE(held_flag(_metadata, self->r));
+	xfer_fds(_metadata, self->r, self->i, sizes, N(sizes), 2001);
+}
+
+TEST_HARNESS_MAIN
