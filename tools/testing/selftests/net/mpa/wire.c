@@ -1,0 +1,1266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FPDUs on the wire, against a raw peer: one end is an MPA socket, the
+ * other a plain TCP socket that writes the startup frame itself and then
+ * reads and writes exact FPDU octets, built and checked by the test's own
+ * encoder and decoder (mpa_test.h; checked against RFC 5044 Figures 5 and
+ * 6 first).
+ *
+ *   wire     what the module sends (Markers at SeqStart + k * 512 with the
+ *            right FPDUPTR, zero PAD, CRC least significant octet first)
+ *            and what it accepts, over Markers each way, CRC, both roles
+ *            and both families; the Responder rule octet by octet
+ *   hostile  bad FPDUs at an MPA receiver: the errno, MPA_ERROR, what is
+ *            delivered before and nothing after, sending still works
+ *   marker   lying and odd Markers (CRC valid), at a receiver with Markers
+ */
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
+
+#include "kselftest_harness.h"
+#include "mpa_test.h"
+
+#define T_WAIT		10000
+#define T_QUIET		250
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ULPDU scratch, what recv() returned, what the decoder returned, wire. */
+static uint8_t ubuf[T_ULPDU_BUF], rbuf[T_ULPDU_BUF], dbuf[T_ULPDU_BUF];
+static uint8_t gbuf[T_FPDU_MAX], ebuf[T_FPDU_MAX];
+
+static int hex(const char *h, uint8_t *out)
+{
+	int n = 0;
+
+	for (; *h; h++) {
+		if (*h == ' ')
+			continue;
+		sscanf(h, "%2hhx", &out[n++]);
+		h++;
+	}
+	return n;
+}
+
+/* RFC 5044 Figure 5: the first FPDU of the stream, behind a Marker. */
+static const char fig5[] =
+	"00000000 002a 4143 00000000 00000000 00000001 00000000"
+	" 000000000000000000000000000000000000000000000000 52239983";
+/* Figure 6: the second FPDU at 0x1ec, a Marker at 0x200 inside it. */
+static const char fig6[] =
+	"002a 4143 00000000 00000000 00000002 00000000 00000014"
+	" 000000000000000000000000000000000000000000000000 84925898";
+
+/* The ULPDU of Figure 5 or 6 (an RDMAP Send, MSN @msn), 42 octets. */
+static void fig_ulpdu(uint8_t *u, uint8_t msn)
+{
+	memset(u, 0, 42);
+	u[0] = 0x41;
+	u[1] = 0x43;
+	u[13] = msn;
+}
+
+/* The 482-octet first FPDU behind Figure 6 (requirements.md 2.5). */
+static void fig6_first(uint8_t *u)
+{
+	memset(u, 0, 482);
+	u[0] = 0x41;
+	u[1] = 0x43;
+	u[13] = 1;
+}
+
+/* The encoder and decoder against the printed vectors. */
+TEST(encoder_vectors)
+{
+	uint8_t u[482], exp[64], out[600];
+	struct t_fpdu_info in;
+	struct t_fpdu_dec d;
+	char why[160];
+	size_t n;
+	int m;
+
+	EXPECT_EQ(0xe3069283, t_crc32c("123456789", 9));
+	memset(u, 0, 32);
+	t_put_le32(out, t_crc32c(u, 32));
+	EXPECT_BYTES("\xaa\x36\x91\x8a", out, 4);
+	memset(u, 0xff, 32);
+	t_put_le32(out, t_crc32c(u, 32));
+	EXPECT_BYTES("\x43\xab\xa8\x62", out, 4);
+	for (m = 0; m < 32; m++)
+		u[m] = m;
+	t_put_le32(out, t_crc32c(u, 32));
+	EXPECT_BYTES("\x4e\x79\xdd\x46", out, 4);
+
+	fig_ulpdu(u, 1);
+	n = t_fpdu_encode(out, 0, true, u, 42, &in);
+	m = hex(fig5, exp);
+	ASSERT_EQ(52, m);
+	ASSERT_EQ(52, n);
+	EXPECT_BYTES(exp, out, n);
+	EXPECT_TRUE(in.lead);
+	EXPECT_EQ(1, in.markers);
+	EXPECT_EQ(1, t_fpdu_decode(out, n, 0, true, true, ubuf, &d, why,
+				   sizeof(why))) TH_LOG("%s", why);
+	EXPECT_EQ(42, d.len);
+	EXPECT_BYTES(u, ubuf, 42);
+
+	fig6_first(u);
+	n = t_fpdu_encode(out, 0, true, u, 482, &in);
+	ASSERT_EQ(0x1ec, n);
+	EXPECT_BYTES("\xa0\x1e\xe4\xfd", out + n - 4, 4);
+	fig_ulpdu(u, 2);
+	n = t_fpdu_encode(out, 0x1ec, true, u, 42, &in);
+	m = hex(fig6, exp);
+	ASSERT_EQ(52, m);
+	ASSERT_EQ(52, n);
+	EXPECT_BYTES(exp, out, n);
+	EXPECT_FALSE(in.lead);
+	EXPECT_EQ(1, in.markers);
+	EXPECT_EQ(1, t_fpdu_decode(out, n, 0x1ec, true, true, ubuf, &d, why,
+				   sizeof(why))) TH_LOG("%s", why);
+	/* The decoder refuses what the vectors would look like wrong. */
+	out[0x200 - 0x1ec + 3] = 0x10;
+	EXPECT_EQ(-1, t_fpdu_decode(out, n, 0x1ec, true, false, ubuf, &d,
+				    why, sizeof(why)));
+	out[0x200 - 0x1ec + 3] = 0x14;
+	out[n - 1] ^= 1;
+	EXPECT_EQ(-1, t_fpdu_decode(out, n, 0x1ec, true, true, ubuf, &d, why,
+				    sizeof(why)));
+	EXPECT_EQ(0, t_fpdu_decode(out, n - 1, 0x1ec, true, true, ubuf, &d,
+				   why, sizeof(why)));
+	/* A Marker between PAD and CRC belongs to the FPDU before it. */
+	n = t_fpdu_encode(out, 504, true, u, 6, &in);
+	EXPECT_TRUE(in.before_crc);
+	EXPECT_FALSE(in.lead);
+	EXPECT_EQ(16, n);
+	EXPECT_BYTES("\x00\x00\x00\x08", out + 8, 4);
+	/* Across the u32 wrap of the stream position. */
+	n = t_fpdu_encode(out, 0xfffffff0u, true, u, 40, &in);
+	EXPECT_EQ(1, in.markers);
+	EXPECT_EQ(52, n);
+	EXPECT_BYTES("\x00\x00\x00\x10", out + 16, 4);
+	EXPECT_EQ(1, t_fpdu_decode(out, n, 0xfffffff0u, true, true, ubuf, &d,
+				   why, sizeof(why))) TH_LOG("%s", why);
+}
+
+static void get_result(struct __test_metadata *_metadata, int fd,
+		       struct mpa_result *res)
+{
+	ASSERT_EQ(0, mpa_getstruct(fd, MPA_RESULT, res, sizeof(*res)));
+}
+
+static void get_stats(struct __test_metadata *_metadata, int fd,
+		      struct mpa_stats *st)
+{
+	ASSERT_EQ(0, mpa_getstruct(fd, MPA_STATS, st, sizeof(*st)));
+}
+
+static int t_inq(int fd)
+{
+	int n = -1;
+
+	if (ioctl(fd, SIOCINQ, &n))
+		return -1;
+	return n;
+}
+
+/* One end of a connection to a raw peer, and both stream positions. */
+struct w_conn {
+	int m, raw;
+	bool tx_m, rx_m, crc;	/* the module sends / receives Markers */
+	int role;		/* the module's */
+	uint32_t tx;		/* stream position, module to raw peer */
+	uint32_t rx;		/* raw peer to module */
+};
+
+/*
+ * A pair over @family, MPA as @role on one end, the raw peer on the
+ * other, through the startup phase; !@crc needs allow_crc_off (set and
+ * restored around the startup, the old value in @saved).
+ */
+static void w_setup(struct __test_metadata *_metadata, struct w_conn *c,
+		    char *saved, int family)
+{
+	uint8_t raw_flags = (c->tx_m ? T_M : 0) | (c->crc ? T_C : 0);
+	uint8_t m_flags = (c->rx_m ? T_M : 0) | (c->crc ? T_C : 0);
+	struct mpa_result res;
+	int one = 1, rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	c->m = c->raw = -1;
+	c->tx = c->rx = 0;
+	ASSERT_EQ(0, mpa_param_get("allow_crc_off", saved, 8));
+	ASSERT_EQ(0, mpa_tcp_pair(family, &c->raw, &c->m));
+	ASSERT_EQ(0, setsockopt(c->raw, SOL_TCP, TCP_NODELAY, &one,
+				sizeof(one)));
+	if (!c->crc)
+		ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+	if (c->role == MPA_ROLE_RESPONDER)
+		rc = t_raw_initiator(c->m, c->raw, raw_flags, c->rx_m, c->crc);
+	else
+		rc = t_raw_responder(c->m, c->raw, raw_flags, c->rx_m, c->crc);
+	mpa_param_set("allow_crc_off", saved);
+	ASSERT_EQ(m_flags, rc);
+	get_result(_metadata, c->m, &res);
+	EXPECT_EQ((c->tx_m ? MPA_RESULT_TX_MARKERS : 0) |
+		  (c->rx_m ? MPA_RESULT_RX_MARKERS : 0) |
+		  (c->crc ? MPA_RESULT_CRC : 0) |
+		  (c->role == MPA_ROLE_RESPONDER ? MPA_RESULT_TX_HELD : 0),
+		  res.flags);
+	ASSERT_EQ(0, t_set_timeo(c->m, SO_RCVTIMEO, T_WAIT));
+	ASSERT_EQ(0, t_set_timeo(c->m, SO_SNDTIMEO, T_WAIT));
+}
+
+/* The raw peer's FPDU for @u, @len at the current position, into @out. */
+static size_t w_fpdu(struct w_conn *c, uint8_t *out, const void *u,
+		     size_t len)
+{
+	size_t n = t_fpdu_encode(out, c->rx, c->rx_m, u, len, NULL);
+
+	c->rx += n;
+	return n;
+}
+
+/* Where ULPDU_Length is in an FPDU image that was at stream @pos. */
+static size_t len_off(struct w_conn *c, uint32_t pos)
+{
+	return t_at_marker(c->rx_m, pos) ? 4 : 0;
+}
+
+/* The raw peer sends @n octets at @p (all of them, or the test fails). */
+static void w_raw_write(struct __test_metadata *_metadata, struct w_conn *c,
+			const void *p, size_t n)
+{
+	ASSERT_EQ((ssize_t)n, t_send(c->raw, p, n));
+}
+
+/* The raw peer sends one valid FPDU for @u, @len. */
+static void w_send(struct __test_metadata *_metadata, struct w_conn *c,
+		   const void *u, size_t len)
+{
+	size_t n = w_fpdu(c, gbuf, u, len);
+
+	w_raw_write(_metadata, c, gbuf, n);
+}
+
+/* The module returns exactly the ULPDU @u, @len, with MSG_EOR. */
+static void w_recv(struct __test_metadata *_metadata, struct w_conn *c,
+		   const void *u, size_t len)
+{
+	ssize_t r;
+	int fl;
+
+	r = t_recv_flags(c->m, rbuf, T_ULPDU_BUF, 0, &fl);
+	ASSERT_EQ((ssize_t)len, r)
+		TH_LOG("errno %d (%s)", r < 0 ? errno : 0,
+		       r < 0 ? strerror(errno) : "-");
+	EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+	EXPECT_BYTES(u, rbuf, len);
+}
+
+/*
+ * The raw peer reads the FPDU the module must have sent for @u, @len, and
+ * checks it octet by octet (any CRC value when CRCs are off) and with the
+ * strict decoder.
+ */
+static void w_expect(struct __test_metadata *_metadata, struct w_conn *c,
+		     const void *u, size_t len)
+{
+	struct t_fpdu_dec d;
+	char why[160];
+	size_t n;
+	ssize_t got;
+
+	n = t_fpdu_encode(ebuf, c->tx, c->tx_m, u, len, NULL);
+	got = t_read(c->raw, gbuf, n, T_WAIT);
+	ASSERT_EQ((ssize_t)n, got)
+		TH_LOG("FPDU of %zu at stream %u: %zd of %zu octets", len,
+		       c->tx, got, n);
+	if (!c->crc)
+		memcpy(ebuf + n - 4, gbuf + n - 4, 4);
+	if (memcmp(ebuf, gbuf, n)) {
+		TH_LOG("FPDU of %zu octets at stream position %u", len, c->tx);
+		EXPECT_BYTES(ebuf, gbuf, n);
+	}
+	EXPECT_EQ(1, t_fpdu_decode(gbuf, n, c->tx, c->tx_m, c->crc, dbuf, &d,
+				   why, sizeof(why)))
+		TH_LOG("FPDU of %zu at stream %u: %s", len, c->tx, why);
+	c->tx += n;
+}
+
+/* w_expect() for @n ULPDUs of @sizes filled by t_fill(seed + k). */
+static void w_expect_seeded(struct __test_metadata *_metadata,
+			    struct w_conn *c, const size_t *sizes, size_t n,
+			    uint64_t seed)
+{
+	static uint8_t u[T_ULPDU_BUF];
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		t_fill(u, sizes[k], seed + k);
+		w_expect(_metadata, c, u, sizes[k]);
+		if (_metadata->exit_code) {
+			TH_LOG("ULPDU %zu of %zu", k, n);
+			return;
+		}
+	}
+}
+
+/* The module sends @sizes (a thread); the raw peer checks every octet. */
+static void w_tx(struct __test_metadata *_metadata, struct w_conn *c,
+		 const size_t *sizes, size_t n, uint64_t seed)
+{
+	struct t_tx p;
+
+	ASSERT_EQ(0, t_tx_start(&p, c->m, sizes, n, seed));
+	w_expect_seeded(_metadata, c, sizes, n, seed);
+	pthread_join(p.thr, NULL);
+	EXPECT_EQ(n, p.sent) TH_LOG("errno %d", p.err);
+}
+
+/* Writes a stream in pieces of 1..@max octets, pausing now and then. */
+struct w_writer {
+	pthread_t thr;
+	int fd;
+	const uint8_t *buf;
+	size_t len, max, done;
+};
+
+static void *w_writer_run(void *arg)
+{
+	struct w_writer *w = arg;
+	uint64_t s = 12345;
+	size_t n;
+	ssize_t r;
+
+	while (w->done < w->len) {
+		n = w->max ? 1 + t_rand64(&s) % w->max : w->len;
+		if (n > w->len - w->done)
+			n = w->len - w->done;
+		r = t_send(w->fd, w->buf + w->done, n);
+		if (r <= 0)
+			break;
+		w->done += r;
+		if (w->max && t_rand64(&s) % 8 == 0)
+			usleep(1000);
+	}
+	return NULL;
+}
+
+/*
+ * The raw peer sends valid FPDUs for @sizes (t_fill(seed + k)), in pieces
+ * of up to @max octets (0: at once); the module returns each ULPDU.
+ */
+static void w_rx(struct __test_metadata *_metadata, struct w_conn *c,
+		 const size_t *sizes, size_t n, uint64_t seed, size_t max)
+{
+	struct w_writer w = { .fd = c->raw, .max = max };
+	size_t k, total = 0, off = 0;
+	uint8_t *stream;
+
+	for (k = 0; k < n; k++)
+		total += sizes[k] + 16 + 4 * (sizes[k] / 512 + 2);
+	stream = malloc(total);
+	ASSERT_NE(NULL, stream);
+	for (k = 0; k < n; k++) {
+		t_fill(ubuf, sizes[k], seed + k);
+		off += w_fpdu(c, stream + off, ubuf, sizes[k]);
+	}
+	w.buf = stream;
+	w.len = off;
+	ASSERT_EQ(0, pthread_create(&w.thr, NULL, w_writer_run, &w));
+	t_rx_check(_metadata, c->m, sizes, n, seed);
+	pthread_join(w.thr, NULL);
+	EXPECT_EQ(off, w.done);
+	free(stream);
+}
+
+/* A Responder module may send once the raw Initiator's FPDU is in. */
+static void w_unhold(struct __test_metadata *_metadata, struct w_conn *c)
+{
+	if (c->role != MPA_ROLE_RESPONDER)
+		return;
+	w_send(_metadata, c, "unhold", 6);
+	w_recv(_metadata, c, "unhold", 6);
+}
+
+/* Nothing more from the module reaches the raw peer for a while. */
+static void w_quiet(struct __test_metadata *_metadata, struct w_conn *c)
+{
+	EXPECT_EQ(0, t_poll(c->raw, POLLIN, T_QUIET));
+}
+
+static const size_t sweep[] = {
+	1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 100, 127, 128, 129, 255,
+	256, 479, 482, 500, 502, 503, 504, 505, 506, 507, 508, 509, 510, 511,
+	512, 513, 1000, 1024, 1446, 1447, 1448, 1449, 2048, 4096, 9000,
+	16384, 32768, 40000, 64511, 64512, 64513, 64766, 64767, 64768, 1, 2,
+	3, 4,
+};
+
+FIXTURE(wire)
+{
+	char saved[8];
+	struct w_conn c;
+};
+
+FIXTURE_VARIANT(wire)
+{
+	bool tx_m, rx_m, crc;
+	int role, family;
+};
+
+#define WIRE(name, t, r, cr, ro, fam)					\
+	FIXTURE_VARIANT_ADD(wire, name)					\
+	{								\
+		.tx_m = t, .rx_m = r, .crc = cr,			\
+		.role = MPA_ROLE_##ro, .family = fam,			\
+	}
+
+WIRE(tx0_rx0_crc1_init, 0, 0, 1, INITIATOR, AF_INET);
+WIRE(tx0_rx1_crc1_resp, 0, 1, 1, RESPONDER, AF_INET6);
+WIRE(tx1_rx0_crc1_resp, 1, 0, 1, RESPONDER, AF_INET);
+WIRE(tx1_rx1_crc1_init, 1, 1, 1, INITIATOR, AF_INET6);
+WIRE(tx0_rx0_crc0_resp, 0, 0, 0, RESPONDER, AF_INET6);
+WIRE(tx0_rx1_crc0_init, 0, 1, 0, INITIATOR, AF_INET);
+WIRE(tx1_rx0_crc0_init, 1, 0, 0, INITIATOR, AF_INET6);
+WIRE(tx1_rx1_crc0_resp, 1, 1, 0, RESPONDER, AF_INET);
+
+FIXTURE_SETUP(wire)
+{
+	self->c.tx_m = variant->tx_m;
+	self->c.rx_m = variant->rx_m;
+	self->c.crc = variant->crc;
+	self->c.role = variant->role;
+	w_setup(_metadata, &self->c, self->saved, variant->family);
+}
+
+FIXTURE_TEARDOWN_PARENT(wire)
+{
+	mpa_param_set("allow_crc_off", self->saved);
+}
+
+/* Every size sampled over 1..64768, octet by octet; MPA_STATS agrees. */
+TEST_F(wire, tx_sizes)
+{
+	struct w_conn *c = &self->c;
+	struct mpa_stats st;
+	unsigned int markers = 0;
+	uint64_t octets = 0;
+	uint32_t pos;
+	size_t k;
+
+	w_unhold(_metadata, c);
+	pos = c->tx;
+	for (k = 0; k < N(sweep); k++) {
+		markers += t_fpdu_markers(pos, c->tx_m, sweep[k]);
+		pos += t_fpdu_wire(pos, c->tx_m, sweep[k]);
+		octets += sweep[k];
+	}
+	w_tx(_metadata, c, sweep, N(sweep), 100);
+	w_quiet(_metadata, c);
+	get_stats(_metadata, c->m, &st);
+	EXPECT_EQ(N(sweep), st.tx_fpdus);
+	EXPECT_EQ(octets, st.tx_octets);
+	EXPECT_EQ(markers, st.tx_markers);
+	if (c->tx_m)
+		EXPECT_LT(N(sweep), markers);
+}
+
+/* FPDUs that end and start right at Markers, Markers in every place. */
+TEST_F(wire, tx_boundaries)
+{
+	static size_t sizes[2000];
+	struct w_conn *c = &self->c;
+	uint32_t pos;
+	size_t n;
+
+	w_unhold(_metadata, c);
+	pos = c->tx;
+	n = t_boundary_plan(_metadata, &pos, c->tx_m, sizes, N(sizes));
+	ASSERT_LT(100, n);
+	w_tx(_metadata, c, sizes, n, 200);
+	w_quiet(_metadata, c);
+}
+
+/*
+ * An FPDU that ends right where a Marker goes: no Marker after it on its
+ * own; the next FPDU starts with it (FPDUPTR 0).
+ */
+TEST_F(wire, tx_no_trailing_marker)
+{
+	struct w_conn *c = &self->c;
+	size_t len;
+
+	w_unhold(_metadata, c);
+	len = t_b_size(c->tx, c->tx_m, B_END, 100);
+	ASSERT_NE(0, len);
+	t_fill(ubuf, len, 300);
+	ASSERT_EQ((ssize_t)len, send(c->m, ubuf, len, MSG_NOSIGNAL));
+	w_expect(_metadata, c, ubuf, len);
+	EXPECT_EQ(0, c->tx % T_MARKER_IVL);
+	w_quiet(_metadata, c);
+	/* With Markers this one starts with 00 00 00 00. */
+	ASSERT_EQ(3, send(c->m, "abc", 3, MSG_NOSIGNAL));
+	EXPECT_EQ(c->tx_m ? 16 : 12, t_fpdu_wire(c->tx, c->tx_m, 3));
+	w_expect(_metadata, c, "abc", 3);
+	w_quiet(_metadata, c);
+}
+
+/* MSG_MORE pieces go out as one FPDU, nothing before the last piece. */
+TEST_F(wire, tx_msg_more)
+{
+	struct w_conn *c = &self->c;
+	size_t off = 0, k;
+	static const size_t pieces[] = { 3, 509, 1, 0, 4000, 2 };
+
+	w_unhold(_metadata, c);
+	t_fill(ubuf, 5000, 400);
+	for (k = 0; k < N(pieces); k++) {
+		EXPECT_EQ((ssize_t)pieces[k],
+			  send(c->m, ubuf + off, pieces[k],
+			       MSG_NOSIGNAL | MSG_MORE));
+		off += pieces[k];
+	}
+	w_quiet(_metadata, c);
+	EXPECT_EQ(0, send(c->m, ubuf, 0, MSG_NOSIGNAL));
+	w_expect(_metadata, c, ubuf, off);
+	w_quiet(_metadata, c);
+}
+
+/* shutdown(SHUT_WR) sends the open ULPDU, then the FIN. */
+TEST_F(wire, tx_shutdown_open_ulpdu)
+{
+	struct w_conn *c = &self->c;
+
+	w_unhold(_metadata, c);
+	ASSERT_EQ(5, send(c->m, "first", 5, MSG_NOSIGNAL));
+	ASSERT_EQ(4, send(c->m, "open", 4, MSG_NOSIGNAL | MSG_MORE));
+	ASSERT_EQ(0, shutdown(c->m, SHUT_WR));
+	w_expect(_metadata, c, "first", 5);
+	w_expect(_metadata, c, "open", 4);
+	EXPECT_EQ(0, t_wait_eof(c->raw, T_WAIT));
+}
+
+/* close() with FPDUs queued: every one goes out, then the FIN. */
+TEST_F(wire, tx_close_queued)
+{
+	static size_t sizes[60];
+	struct w_conn *c = &self->c;
+	struct t_tx p;
+	size_t k;
+
+	w_unhold(_metadata, c);
+	for (k = 0; k < N(sizes); k++)
+		sizes[k] = 1 + (k * 4099) % 20000;
+	/* Queue them all before the raw peer reads anything. */
+	ASSERT_EQ(0, t_tx_start(&p, c->m, sizes, N(sizes), 500));
+	pthread_join(p.thr, NULL);
+	ASSERT_EQ(N(sizes), p.sent) TH_LOG("errno %d", p.err);
+	close(c->m);
+	c->m = -1;
+	w_expect_seeded(_metadata, c, sizes, N(sizes), 500);
+	EXPECT_EQ(0, t_wait_eof(c->raw, T_WAIT));
+}
+
+/*
+ * RFC 5044 Figure 5 as the module's first FPDU: with Markers and CRC the
+ * very octets of the RFC.
+ */
+TEST_F(wire, tx_rfc_figure5)
+{
+	struct w_conn *c = &self->c;
+	uint8_t u[42], exp[64];
+
+	w_unhold(_metadata, c);
+	ASSERT_EQ(0, c->tx);
+	fig_ulpdu(u, 1);
+	ASSERT_EQ(42, send(c->m, u, 42, MSG_NOSIGNAL));
+	if (c->tx_m && c->crc) {
+		ASSERT_EQ(52, hex(fig5, exp));
+		ASSERT_EQ(52, t_read(c->raw, gbuf, 52, T_WAIT));
+		EXPECT_BYTES(exp, gbuf, 52);
+		c->tx += 52;
+	} else {
+		w_expect(_metadata, c, u, 42);
+	}
+}
+
+/* Figure 6: a 482-octet FPDU first, then the RFC's second FPDU. */
+TEST_F(wire, tx_rfc_figure6)
+{
+	struct w_conn *c = &self->c;
+	uint8_t u[482], exp[64];
+
+	w_unhold(_metadata, c);
+	fig6_first(u);
+	ASSERT_EQ(482, send(c->m, u, 482, MSG_NOSIGNAL));
+	w_expect(_metadata, c, u, 482);
+	fig_ulpdu(u, 2);
+	ASSERT_EQ(42, send(c->m, u, 42, MSG_NOSIGNAL));
+	if (c->tx_m && c->crc) {
+		EXPECT_EQ(0x1ec, c->tx);
+		ASSERT_EQ(52, hex(fig6, exp));
+		ASSERT_EQ(52, t_read(c->raw, gbuf, 52, T_WAIT));
+		EXPECT_BYTES(exp, gbuf, 52);
+		c->tx += 52;
+	} else {
+		w_expect(_metadata, c, u, 42);
+	}
+}
+
+/* Valid FPDUs of every size from the raw peer, written at once. */
+TEST_F(wire, rx_sizes)
+{
+	struct w_conn *c = &self->c;
+	struct mpa_stats st;
+	unsigned int markers = 0;
+	uint32_t pos = c->rx;
+	size_t k;
+
+	for (k = 0; k < N(sweep); k++) {
+		markers += t_fpdu_markers(pos, c->rx_m, sweep[k]);
+		pos += t_fpdu_wire(pos, c->rx_m, sweep[k]);
+	}
+	w_rx(_metadata, c, sweep, N(sweep), 600, 0);
+	get_stats(_metadata, c->m, &st);
+	EXPECT_EQ(N(sweep), st.rx_fpdus);
+	EXPECT_EQ(markers, st.rx_markers);
+	EXPECT_EQ(0, st.crc_errors);
+	EXPECT_EQ(0, st.marker_errors);
+}
+
+/* The same and the boundary sizes in pieces of 1 to 700 octets. */
+TEST_F(wire, rx_pieces)
+{
+	static size_t sizes[2000];
+	struct w_conn *c = &self->c;
+	uint32_t pos = c->rx;
+	size_t n;
+
+	w_rx(_metadata, c, sweep, 40, 700, 700);
+	pos = c->rx;
+	n = t_boundary_plan(_metadata, &pos, c->rx_m, sizes, N(sizes));
+	w_rx(_metadata, c, sizes, n, 701, 1500);
+}
+
+/* One octet at a time, across a Marker. */
+TEST_F(wire, rx_octet_by_octet)
+{
+	static const size_t sizes[] = { 700, 3, 600 };
+
+	w_rx(_metadata, &self->c, sizes, N(sizes), 800, 1);
+}
+
+/*
+ * Half an FPDU is not readable (poll or epoll), not in SIOCINQ, EAGAIN;
+ * all but its last octet neither; the last octet makes it readable.
+ */
+static void half_fpdu(struct __test_metadata *_metadata, struct w_conn *c,
+		      bool use_epoll)
+{
+	struct t_ready w;
+	size_t n;
+
+	t_fill(ubuf, 3000, 900);
+	n = w_fpdu(c, ebuf, ubuf, 3000);
+	ASSERT_EQ(0, t_ready_open_ev(&w, c->m, use_epoll, POLLIN));
+	EXPECT_EQ(0, t_ready_wait(&w, 0));
+	w_raw_write(_metadata, c, ebuf, n / 2);
+	EXPECT_EQ(0, t_ready_wait(&w, T_QUIET));
+	EXPECT_EQ(-1, recv(c->m, gbuf, T_FPDU_MAX, MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(0, t_inq(c->m));
+	w_raw_write(_metadata, c, ebuf + n / 2, n - n / 2 - 1);
+	EXPECT_EQ(0, t_ready_wait(&w, T_QUIET));
+	EXPECT_EQ(0, t_inq(c->m));
+	w_raw_write(_metadata, c, ebuf + n - 1, 1);
+	EXPECT_EQ(POLLIN, t_ready_wait(&w, T_WAIT));
+	EXPECT_EQ(3000, t_inq(c->m));
+	t_ready_close(&w);
+	w_recv(_metadata, c, ubuf, 3000);
+	EXPECT_EQ(0, t_poll(c->m, POLLIN, 0));
+}
+
+TEST_F(wire, rx_half_fpdu_poll)
+{
+	half_fpdu(_metadata, &self->c, false);
+}
+
+TEST_F(wire, rx_half_fpdu_epoll)
+{
+	half_fpdu(_metadata, &self->c, true);
+}
+
+/* ULPDU_Length 0: validated and skipped, never a 0 that looks like EOF. */
+TEST_F(wire, rx_empty_ulpdu)
+{
+	struct w_conn *c = &self->c;
+
+	w_send(_metadata, c, NULL, 0);
+	t_sleep_ms(50);
+	EXPECT_EQ(-1, recv(c->m, rbuf, T_ULPDU_BUF, MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	w_send(_metadata, c, "abc", 3);
+	w_recv(_metadata, c, "abc", 3);
+	w_send(_metadata, c, NULL, 0);
+	w_send(_metadata, c, NULL, 0);
+	w_send(_metadata, c, "de", 2);
+	w_recv(_metadata, c, "de", 2);
+	EXPECT_EQ(0, t_inq(c->m));
+}
+
+/*
+ * A wrong CRC field: with CRCs, error code 2 (EBADMSG, sticky), the FPDUs
+ * before it delivered, nothing after it, SO_ERROR 0, sending still works;
+ * without CRCs the field is never checked.
+ */
+TEST_F(wire, rx_crc_field)
+{
+	struct w_conn *c = &self->c;
+	struct mpa_stats st;
+	size_t n;
+
+	w_send(_metadata, c, "valid", 5);
+	n = w_fpdu(c, ebuf, "bad crc", 7);
+	ebuf[n - 4] ^= 0x01;
+	w_raw_write(_metadata, c, ebuf, n);
+	w_send(_metadata, c, "after", 5);
+	w_recv(_metadata, c, "valid", 5);
+	if (c->crc) {
+		EXPECT_EQ(-1, recv(c->m, ubuf, T_ULPDU_BUF, 0));
+		EXPECT_EQ(EBADMSG, errno);
+		EXPECT_EQ(-1, recv(c->m, rbuf, T_ULPDU_BUF, MSG_DONTWAIT));
+		EXPECT_EQ(EBADMSG, errno);
+		EXPECT_MPA_ERROR(c->m, MPA_ERR_CRC, MPA_REASON_CRC, EBADMSG);
+		EXPECT_EQ(0, t_so_error(c->m));
+		get_stats(_metadata, c->m, &st);
+		EXPECT_EQ(1, st.crc_errors);
+		EXPECT_EQ(1, st.rx_fpdus);
+		ASSERT_EQ(4, send(c->m, "term", 4, MSG_NOSIGNAL));
+		w_expect(_metadata, c, "term", 4);
+	} else {
+		w_recv(_metadata, c, "bad crc", 7);
+		w_recv(_metadata, c, "after", 5);
+		get_stats(_metadata, c->m, &st);
+		EXPECT_EQ(0, st.crc_errors);
+		EXPECT_EQ(3, st.rx_fpdus);
+		EXPECT_MPA_ERROR(c->m, 0, 0, 0);
+	}
+}
+
+/*
+ * The Responder rule, octet by octet: a Responder module sends nothing,
+ * not even a Marker, until the raw Initiator's first FPDU is complete
+ * (read or not), then its held FPDUs in order; an Initiator module is
+ * never held.
+ */
+TEST_F(wire, responder_rule)
+{
+	struct w_conn *c = &self->c;
+	struct mpa_result res;
+	size_t n;
+
+	ASSERT_EQ(6, send(c->m, "held-1", 6, MSG_NOSIGNAL));
+	ASSERT_EQ(6, send(c->m, "held-2", 6, MSG_NOSIGNAL));
+	get_result(_metadata, c->m, &res);
+	if (c->role == MPA_ROLE_INITIATOR) {
+		EXPECT_EQ(0, res.flags & MPA_RESULT_TX_HELD);
+		w_expect(_metadata, c, "held-1", 6);
+		w_expect(_metadata, c, "held-2", 6);
+		return;
+	}
+	EXPECT_EQ(MPA_RESULT_TX_HELD, res.flags & MPA_RESULT_TX_HELD);
+	w_quiet(_metadata, c);
+	n = w_fpdu(c, ebuf, "first", 5);
+	w_raw_write(_metadata, c, ebuf, n - 1);
+	w_quiet(_metadata, c);
+	get_result(_metadata, c->m, &res);
+	EXPECT_EQ(MPA_RESULT_TX_HELD, res.flags & MPA_RESULT_TX_HELD);
+	w_raw_write(_metadata, c, ebuf + n - 1, 1);
+	w_expect(_metadata, c, "held-1", 6);
+	w_expect(_metadata, c, "held-2", 6);
+	get_result(_metadata, c->m, &res);
+	EXPECT_EQ(0, res.flags & MPA_RESULT_TX_HELD);
+	w_recv(_metadata, c, "first", 5);
+	ASSERT_EQ(5, send(c->m, "later", 5, MSG_NOSIGNAL));
+	w_expect(_metadata, c, "later", 5);
+}
+
+/*
+ * hostile: bad FPDUs at an MPA receiver (CRCs on), Markers or not, either
+ * role. The raw peer's FPDUs "A" and "B" are valid, the third is bad.
+ */
+FIXTURE(hostile)
+{
+	char saved[8];
+	struct w_conn c;
+};
+
+FIXTURE_VARIANT(hostile)
+{
+	bool rx_m;
+	int role, family;
+};
+
+FIXTURE_VARIANT_ADD(hostile, resp_markers_ipv4)
+{
+	.rx_m = true, .role = MPA_ROLE_RESPONDER, .family = AF_INET,
+};
+
+FIXTURE_VARIANT_ADD(hostile, init_markers_ipv6)
+{
+	.rx_m = true, .role = MPA_ROLE_INITIATOR, .family = AF_INET6,
+};
+
+FIXTURE_VARIANT_ADD(hostile, resp_ipv6)
+{
+	.rx_m = false, .role = MPA_ROLE_RESPONDER, .family = AF_INET6,
+};
+
+FIXTURE_VARIANT_ADD(hostile, init_ipv4)
+{
+	.rx_m = false, .role = MPA_ROLE_INITIATOR, .family = AF_INET,
+};
+
+FIXTURE_SETUP(hostile)
+{
+	self->c.tx_m = variant->role == MPA_ROLE_INITIATOR;
+	self->c.rx_m = variant->rx_m;
+	self->c.crc = true;
+	self->c.role = variant->role;
+	w_setup(_metadata, &self->c, self->saved, variant->family);
+}
+
+FIXTURE_TEARDOWN_PARENT(hostile)
+{
+	mpa_param_set("allow_crc_off", self->saved);
+}
+
+static const char ulp_a[] = "A: the first valid ULPDU";
+static const char ulp_b[] = "B: the second one, somewhat longer than A";
+
+/* The raw peer sends A and B (valid), the module has not read them. */
+static void send_ab(struct __test_metadata *_metadata, struct w_conn *c)
+{
+	w_send(_metadata, c, ulp_a, sizeof(ulp_a));
+	w_send(_metadata, c, ulp_b, sizeof(ulp_b));
+}
+
+static void recv_ab(struct __test_metadata *_metadata, struct w_conn *c)
+{
+	w_recv(_metadata, c, ulp_a, sizeof(ulp_a));
+	w_recv(_metadata, c, ulp_b, sizeof(ulp_b));
+}
+
+/*
+ * recv() fails with @err now (poll says readable first) and on every
+ * later call; MPA_ERROR says @code, @reason; nothing else is delivered.
+ */
+static void expect_rx_error(struct __test_metadata *_metadata,
+			    struct w_conn *c, int err, __u32 code,
+			    __u32 reason)
+{
+	ssize_t r;
+	int k;
+
+	/* Pending: readable. */
+	EXPECT_EQ(POLLIN, t_poll(c->m, POLLIN, T_WAIT) & POLLIN);
+	for (k = 0; k < 3; k++) {
+		r = recv(c->m, rbuf, T_ULPDU_BUF, k ? MSG_DONTWAIT : 0);
+		EXPECT_EQ(-1, r) TH_LOG("call %d returned %zd octets", k, r);
+		EXPECT_EQ(err, errno) TH_LOG("call %d: %s", k,
+					     strerror(errno));
+	}
+	EXPECT_MPA_ERROR(c->m, code, reason, err);
+}
+
+/* The module still sends (RFC 5044 section 8: codes 2 and 3). */
+static void still_sends(struct __test_metadata *_metadata, struct w_conn *c)
+{
+	EXPECT_EQ(0, t_so_error(c->m));
+	ASSERT_EQ(9, send(c->m, "terminate", 9, MSG_NOSIGNAL));
+	w_expect(_metadata, c, "terminate", 9);
+}
+
+/* A flipped ULPDU bit: code 2, CRC; later FPDUs discarded. */
+TEST_F(hostile, bad_crc)
+{
+	struct w_conn *c = &self->c;
+	struct mpa_stats st;
+	size_t n;
+
+	send_ab(_metadata, c);
+	t_fill(ubuf, 2000, 1000);
+	n = w_fpdu(c, ebuf, ubuf, 2000);
+	ebuf[n / 2] ^= 0x40;
+	w_raw_write(_metadata, c, ebuf, n);
+	w_send(_metadata, c, "C: valid but after", 18);
+	w_send(_metadata, c, "D", 1);
+	recv_ab(_metadata, c);
+	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
+	get_stats(_metadata, c->m, &st);
+	EXPECT_EQ(1, st.crc_errors);
+	EXPECT_EQ(0, st.marker_errors);
+	EXPECT_EQ(2, st.rx_fpdus);
+	still_sends(_metadata, c);
+	/* More from the peer, even a FIN, changes nothing. */
+	w_send(_metadata, c, "E", 1);
+	shutdown(c->raw, SHUT_WR);
+	t_sleep_ms(50);
+	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
+}
+
+/* ULPDU_Length 64769: code 2, at once, without waiting for the rest. */
+TEST_F(hostile, length_64769)
+{
+	struct w_conn *c = &self->c;
+	size_t n;
+
+	send_ab(_metadata, c);
+	t_fill(ubuf, 100, 1100);
+	n = w_fpdu(c, ebuf, ubuf, 100);
+	t_put_be16(ebuf + len_off(c, c->rx - n), MPA_MAX_ULPDU + 1);
+	w_raw_write(_metadata, c, ebuf, n);
+	recv_ab(_metadata, c);
+	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC,
+			MPA_REASON_BAD_LENGTH);
+	still_sends(_metadata, c);
+}
+
+/* ULPDU_Length 65535 in a whole FPDU with a valid CRC: code 2 too. */
+TEST_F(hostile, length_65535)
+{
+	struct w_conn *c = &self->c;
+	struct w_writer w = { .fd = c->raw };
+	uint8_t *img = malloc(T_FPDU_MAX);
+
+	ASSERT_NE(NULL, img);
+	send_ab(_metadata, c);
+	t_fill(ubuf, 65535, 1200);
+	w.len = w_fpdu(c, img, ubuf, 65535);
+	w.buf = img;
+	/* (A thread: the module need not take it all before it is read.) */
+	ASSERT_EQ(0, pthread_create(&w.thr, NULL, w_writer_run, &w));
+	recv_ab(_metadata, c);
+	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC,
+			MPA_REASON_BAD_LENGTH);
+	still_sends(_metadata, c);
+	shutdown(c->raw, SHUT_WR);
+	pthread_join(w.thr, NULL);
+	free(img);
+}
+
+/*
+ * ULPDU_Length says more than is sent, then FIN: the partial FPDU is not
+ * delivered, EPROTO (code 1, TRUNCATED).
+ */
+TEST_F(hostile, length_lie_then_fin)
+{
+	struct w_conn *c = &self->c;
+	size_t n;
+
+	send_ab(_metadata, c);
+	t_fill(ubuf, 500, 1300);
+	n = w_fpdu(c, ebuf, ubuf, 500);
+	t_put_be16(ebuf + len_off(c, c->rx - n), 1000);
+	w_raw_write(_metadata, c, ebuf, n);
+	recv_ab(_metadata, c);
+	EXPECT_EQ(-1, recv(c->m, rbuf, T_ULPDU_BUF, MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, shutdown(c->raw, SHUT_WR));
+	expect_rx_error(_metadata, c, EPROTO, MPA_ERR_TCP_CLOSED,
+			MPA_REASON_TRUNCATED);
+	EXPECT_EQ(0, t_so_error(c->m));
+}
+
+/* Half a valid FPDU, then FIN: EPROTO, TRUNCATED. */
+TEST_F(hostile, truncated_at_fin)
+{
+	struct w_conn *c = &self->c;
+	size_t n;
+
+	send_ab(_metadata, c);
+	t_fill(ubuf, 1500, 1400);
+	n = w_fpdu(c, ebuf, ubuf, 1500);
+	w_raw_write(_metadata, c, ebuf, n / 2);
+	ASSERT_EQ(0, shutdown(c->raw, SHUT_WR));
+	recv_ab(_metadata, c);
+	expect_rx_error(_metadata, c, EPROTO, MPA_ERR_TCP_CLOSED,
+			MPA_REASON_TRUNCATED);
+}
+
+/* A FIN right behind whole FPDUs: they, then end of file, code 1. */
+TEST_F(hostile, fin_after_whole)
+{
+	struct w_conn *c = &self->c;
+
+	send_ab(_metadata, c);
+	ASSERT_EQ(0, shutdown(c->raw, SHUT_WR));
+	recv_ab(_metadata, c);
+	EXPECT_EQ(0, recv(c->m, rbuf, T_ULPDU_BUF, 0));
+	EXPECT_EQ(0, recv(c->m, rbuf, T_ULPDU_BUF, MSG_DONTWAIT));
+	EXPECT_MPA_ERROR(c->m, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED, 0);
+	EXPECT_EQ(0, t_so_error(c->m));
+	still_sends(_metadata, c);
+}
+
+/* Garbage behind valid FPDUs that frames a complete "FPDU": code 2. */
+TEST_F(hostile, garbage_after_valid)
+{
+	struct w_conn *c = &self->c;
+	uint8_t junk[200];
+
+	send_ab(_metadata, c);
+	t_fill(junk, sizeof(junk), 1500);
+	/* Its first octets read as a ULPDU_Length of 32 (or as a Marker). */
+	junk[0] = junk[4] = 0;
+	junk[1] = junk[5] = 32;
+	junk[2] = junk[3] = 0;
+	w_raw_write(_metadata, c, junk, sizeof(junk));
+	recv_ab(_metadata, c);
+	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
+	still_sends(_metadata, c);
+}
+
+/* Text behind valid FPDUs: a long "ULPDU_Length", cut by the FIN. */
+TEST_F(hostile, text_after_valid_then_fin)
+{
+	static const char text[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct w_conn *c = &self->c;
+
+	send_ab(_metadata, c);
+	w_raw_write(_metadata, c, text, sizeof(text) - 1);
+	ASSERT_EQ(0, shutdown(c->raw, SHUT_WR));
+	recv_ab(_metadata, c);
+	expect_rx_error(_metadata, c, EPROTO, MPA_ERR_TCP_CLOSED,
+			MPA_REASON_TRUNCATED);
+}
+
+/* RST behind whole FPDUs: they, then ECONNRESET (code 1). */
+TEST_F(hostile, rst_after_whole)
+{
+	struct w_conn *c = &self->c;
+
+	send_ab(_metadata, c);
+	mpa_close_abort(c->raw);
+	c->raw = -1;
+	t_sleep_ms(50);
+	recv_ab(_metadata, c);
+	EXPECT_EQ(-1, recv(c->m, rbuf, T_ULPDU_BUF, 0));
+	EXPECT_EQ(ECONNRESET, errno);
+	EXPECT_MPA_ERROR(c->m, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 ECONNRESET);
+}
+
+/* RST inside an FPDU: the whole ones, then ECONNRESET; no partial data. */
+TEST_F(hostile, rst_inside_fpdu)
+{
+	struct w_conn *c = &self->c;
+	size_t n;
+
+	send_ab(_metadata, c);
+	t_fill(ubuf, 1000, 1600);
+	n = w_fpdu(c, ebuf, ubuf, 1000);
+	w_raw_write(_metadata, c, ebuf, n - 4);
+	mpa_close_abort(c->raw);
+	c->raw = -1;
+	t_sleep_ms(50);
+	recv_ab(_metadata, c);
+	EXPECT_EQ(-1, recv(c->m, rbuf, T_ULPDU_BUF, 0));
+	EXPECT_EQ(ECONNRESET, errno);
+	EXPECT_MPA_ERROR(c->m, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 ECONNRESET);
+}
+
+/*
+ * The raw Initiator's first FPDU is bad: it does not count as the first
+ * valid FPDU, so a Responder module stays held; an Initiator sends.
+ */
+TEST_F(hostile, bad_first_fpdu)
+{
+	struct w_conn *c = &self->c;
+	struct mpa_result res;
+	size_t n;
+
+	n = w_fpdu(c, ebuf, "first but bad", 13);
+	ebuf[n - 1] ^= 0x80;
+	w_raw_write(_metadata, c, ebuf, n);
+	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
+	ASSERT_EQ(4, send(c->m, "sent", 4, MSG_NOSIGNAL));
+	get_result(_metadata, c->m, &res);
+	if (c->role == MPA_ROLE_RESPONDER) {
+		EXPECT_EQ(MPA_RESULT_TX_HELD, res.flags & MPA_RESULT_TX_HELD);
+		w_quiet(_metadata, c);
+	} else {
+		EXPECT_EQ(0, res.flags & MPA_RESULT_TX_HELD);
+		w_expect(_metadata, c, "sent", 4);
+	}
+}
+
+/*
+ * marker: Markers that lie or look odd, CRC valid, at a receiver that
+ * asked for Markers.
+ */
+FIXTURE(marker)
+{
+	char saved[8];
+	struct w_conn c;
+};
+
+FIXTURE_VARIANT(marker)
+{
+	int role, family;
+};
+
+FIXTURE_VARIANT_ADD(marker, responder_ipv4)
+{
+	.role = MPA_ROLE_RESPONDER, .family = AF_INET,
+};
+
+FIXTURE_VARIANT_ADD(marker, initiator_ipv6)
+{
+	.role = MPA_ROLE_INITIATOR, .family = AF_INET6,
+};
+
+FIXTURE_SETUP(marker)
+{
+	self->c.tx_m = false;
+	self->c.rx_m = true;
+	self->c.crc = true;
+	self->c.role = variant->role;
+	w_setup(_metadata, &self->c, self->saved, variant->family);
+}
+
+FIXTURE_TEARDOWN_PARENT(marker)
+{
+	mpa_param_set("allow_crc_off", self->saved);
+}
+
+/*
+ * The raw peer's next FPDU of @len (at least) at a position where it has a
+ * Marker of @kind: B_END (it starts with one), B_AFTER_HDR or
+ * B_BEFORE_CRC. A valid filler FPDU goes first to get there where the
+ * kind depends on the position. The image in ebuf, its length; *at the
+ * wire offset of that Marker.
+ */
+static size_t marked_fpdu(struct __test_metadata *_metadata,
+			  struct w_conn *c, int kind, size_t len, size_t *at,
+			  uint64_t seed)
+{
+	struct t_fpdu_info in;
+	size_t n, fill;
+
+	if (kind == B_END || kind == B_AFTER_HDR) {
+		fill = t_b_size(c->rx, true, kind == B_END ? B_END : B_END_508,
+				1);
+		EXPECT_NE(0, fill);
+		t_fill(ubuf, fill, seed + 1);
+		w_send(_metadata, c, ubuf, fill);
+		w_recv(_metadata, c, ubuf, fill);
+	} else {
+		len = t_b_size(c->rx, true, kind, len);
+		EXPECT_NE(0, len);
+	}
+	t_fill(ubuf, len, seed);
+	n = t_fpdu_encode(ebuf, c->rx, true, ubuf, len, &in);
+	if (kind != B_END)
+		EXPECT_TRUE(t_b_match(c->rx, true, len, kind));
+	EXPECT_EQ(kind == B_END, in.lead);
+	*at = in.marker_off[kind == B_BEFORE_CRC ? in.markers - 1 : 0];
+	c->rx += n;
+	return n;
+}
+
+/*
+ * After A and B, an FPDU whose Marker of @kind says @ptr (0xffff: 4 more
+ * than right), its CRC recomputed if @recrc, then a valid one: @code.
+ */
+static void lying(struct __test_metadata *_metadata, struct w_conn *c,
+		  int kind, uint16_t ptr, bool recrc, __u32 code,
+		  __u32 reason)
+{
+	struct mpa_stats st;
+	size_t n, at;
+
+	send_ab(_metadata, c);
+	recv_ab(_metadata, c);
+	n = marked_fpdu(_metadata, c, kind, 100, &at, 1700);
+	if (ptr == 0xffff)	/* off by 4 */
+		ptr = t_get_be16(ebuf + at + 2) + 4;
+	t_put_be16(ebuf + at + 2, ptr);
+	if (recrc)
+		t_fpdu_recrc(ebuf, n);
+	w_raw_write(_metadata, c, ebuf, n);
+	w_send(_metadata, c, "after", 5);
+	expect_rx_error(_metadata, c, EBADMSG, code, reason);
+	get_stats(_metadata, c->m, &st);
+	EXPECT_EQ(code == MPA_ERR_MARKER, st.marker_errors);
+	EXPECT_EQ(code == MPA_ERR_CRC, st.crc_errors);
+	still_sends(_metadata, c);
+}
+
+TEST_F(marker, lying_inside)
+{
+	lying(_metadata, &self->c, B_AFTER_HDR, 0xffff, true, MPA_ERR_MARKER,
+	      MPA_REASON_MARKER);
+}
+
+TEST_F(marker, lying_leading)
+{
+	lying(_metadata, &self->c, B_END, 8, true, MPA_ERR_MARKER,
+	      MPA_REASON_MARKER);
+}
+
+/* A Marker between PAD and CRC that claims to start the next FPDU. */
+TEST_F(marker, lying_before_crc)
+{
+	lying(_metadata, &self->c, B_BEFORE_CRC, 0, true, MPA_ERR_MARKER,
+	      MPA_REASON_MARKER);
+}
+
+/* The CRC is checked first: a lying Marker the CRC does not cover. */
+TEST_F(marker, lying_and_bad_crc)
+{
+	lying(_metadata, &self->c, B_AFTER_HDR, 0xffff, false, MPA_ERR_CRC,
+	      MPA_REASON_CRC);
+}
+
+/*
+ * What a receiver ignores (R-4.2-3, R-4.2-6): RESERVED octets and the two
+ * low bits of FPDUPTR, CRC valid.
+ */
+static void odd_marker(struct __test_metadata *_metadata, struct w_conn *c,
+		       int kind, uint16_t reserved, uint16_t low)
+{
+	size_t n, at, len;
+
+	n = marked_fpdu(_metadata, c, kind, 300, &at, 1800 + kind);
+	len = t_get_be16(ebuf + (at == 0 ? 4 : 0));
+	t_put_be16(ebuf + at, reserved);
+	t_put_be16(ebuf + at + 2, t_get_be16(ebuf + at + 2) | low);
+	t_fpdu_recrc(ebuf, n);
+	w_raw_write(_metadata, c, ebuf, n);
+	t_fill(gbuf, len, 1800 + kind);
+	w_recv(_metadata, c, gbuf, len);
+}
+
+TEST_F(marker, ignored_bits)
+{
+	struct w_conn *c = &self->c;
+	struct mpa_stats st;
+
+	odd_marker(_metadata, c, B_AFTER_HDR, 0xffff, 0);
+	odd_marker(_metadata, c, B_AFTER_HDR, 0, 3);
+	odd_marker(_metadata, c, B_END, 0x8001, 0);
+	odd_marker(_metadata, c, B_END, 0, 2);
+	odd_marker(_metadata, c, B_BEFORE_CRC, 0x1234, 1);
+	get_stats(_metadata, c->m, &st);
+	EXPECT_EQ(0, st.marker_errors);
+	EXPECT_EQ(0, st.crc_errors);
+	w_send(_metadata, c, "fine", 4);
+	w_recv(_metadata, c, "fine", 4);
+}
+
+TEST_HARNESS_MAIN
