@@ -1,0 +1,631 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What an MPA socket refuses (mpa.rst, "What else the socket refuses"):
+ * nothing reads or writes its stream except through the framing.
+ *
+ *   blocked  In FULL state splice() both ways, sendfile(), MSG_ZEROCOPY,
+ *            MSG_OOB, TCP_ZEROCOPY_RECEIVE, mmap() and SIOCOUTQ fail with
+ *            EOPNOTSUPP; in STREAMING and REJECTED state they reach TCP
+ *            unchanged and work as on any TCP socket.
+ *   startup  During the startup phase the stream operations fail with
+ *            EINPROGRESS.
+ * In every state sockmap and sockhash insertion (raw bpf(2)), the
+ * TCP_REPAIR options and connect(AF_UNSPEC) fail with EOPNOTSUPP. After
+ * each refusal nothing was sent or taken and the socket carries on.
+ */
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
+#include <linux/sockios.h>
+
+#include "kselftest_harness.h"
+#include "mpa_test.h"
+
+#define T_WAIT		10000
+
+#ifndef SO_ZEROCOPY
+#define SO_ZEROCOPY	60
+#endif
+#ifndef MSG_ZEROCOPY
+#define MSG_ZEROCOPY	0x4000000
+#endif
+
+enum { S_FULL, S_STREAMING, S_REJECTED, S_STARTUP };
+
+/* The socket under test and its peer. */
+struct b_ctx {
+	int fd;		/* the MPA socket under test */
+	int peer;	/* the other end */
+	int state;	/* S_*, and for S_STARTUP the MPA state it is in */
+	long mpa_state;
+};
+
+/* What a stream operation must fail with; 0: it works as on TCP. */
+static int refused(const struct b_ctx *c)
+{
+	switch (c->state) {
+	case S_FULL:
+		return EOPNOTSUPP;
+	case S_STARTUP:
+		return EINPROGRESS;
+	}
+	return 0;
+}
+
+/* The peer sends @len octets: a ULPDU in FULL state, else bytes. */
+static void peer_sends(struct __test_metadata *_metadata, struct b_ctx *c,
+		       const void *buf, size_t len)
+{
+	ASSERT_EQ((ssize_t)len, send(c->peer, buf, len, MSG_NOSIGNAL));
+	ASSERT_EQ(POLLIN, t_poll(c->fd, POLLIN, T_WAIT) & POLLIN);
+}
+
+/*
+ * After a refused operation nothing was sent or taken: the next octets
+ * each way are the next ones sent (in FULL state whole ULPDUs); during
+ * the startup phase the state is as it was and nothing went out.
+ */
+static void still_works(struct __test_metadata *_metadata, struct b_ctx *c)
+{
+	char buf[64];
+	ssize_t r;
+
+	t_sleep_ms(20);
+	EXPECT_TRUE(t_nothing_pending(c->peer));
+	if (c->state == S_STARTUP) {
+		EXPECT_EQ(c->mpa_state, mpa_state(c->fd));
+		return;
+	}
+	ASSERT_EQ(4, send(c->fd, "next", 4, MSG_NOSIGNAL));
+	r = recv(c->peer, buf, sizeof(buf), 0);
+	EXPECT_EQ(4, r);
+	EXPECT_BYTES("next", buf, 4);
+	ASSERT_EQ(4, send(c->peer, "back", 4, MSG_NOSIGNAL));
+	r = recv(c->fd, buf, sizeof(buf), 0);
+	EXPECT_EQ(4, r);
+	EXPECT_BYTES("back", buf, 4);
+}
+
+/* The errno of a refused call that returned @r. */
+static void expect_err(struct __test_metadata *_metadata, ssize_t r, int err)
+{
+	int e = errno;
+
+	EXPECT_EQ(-1, r);
+	EXPECT_EQ(err, e) TH_LOG("errno %d (%s)", e, strerror(e));
+}
+
+static void splice_from(struct __test_metadata *_metadata, struct b_ctx *c)
+{
+	int p[2], n = -1, err = refused(c);
+	char buf[16];
+	ssize_t r;
+
+	ASSERT_EQ(0, pipe(p));
+	if (c->state != S_STARTUP)
+		peer_sends(_metadata, c, "hello", 5);
+	r = splice(c->fd, NULL, p[1], NULL, 100, SPLICE_F_NONBLOCK);
+	if (err) {
+		expect_err(_metadata, r, err);
+		EXPECT_EQ(0, ioctl(p[0], FIONREAD, &n));
+		EXPECT_EQ(0, n);
+		if (c->state == S_FULL) {
+			/* The ULPDU is still there, whole. */
+			EXPECT_EQ(5, recv(c->fd, buf, sizeof(buf), 0));
+			EXPECT_BYTES("hello", buf, 5);
+		}
+	} else {
+		EXPECT_EQ(5, r);
+		EXPECT_EQ(5, read(p[0], buf, sizeof(buf)));
+		EXPECT_BYTES("hello", buf, 5);
+	}
+	close(p[0]);
+	close(p[1]);
+	still_works(_metadata, c);
+}
+
+static void splice_to(struct __test_metadata *_metadata, struct b_ctx *c)
+{
+	int p[2], err = refused(c);
+	char buf[16];
+	ssize_t r;
+
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(5, write(p[1], "hello", 5));
+	r = splice(p[0], NULL, c->fd, NULL, 5, 0);
+	if (err) {
+		expect_err(_metadata, r, err);
+		/* Nothing was taken from the pipe. */
+		EXPECT_EQ(5, read(p[0], buf, sizeof(buf)));
+	} else {
+		EXPECT_EQ(5, r);
+		EXPECT_EQ(5, t_read(c->peer, buf, 5, T_WAIT));
+		EXPECT_BYTES("hello", buf, 5);
+	}
+	close(p[0]);
+	close(p[1]);
+	still_works(_metadata, c);
+}
+
+static void sendfile_to(struct __test_metadata *_metadata, struct b_ctx *c)
+{
+	int mfd = memfd_create("mpa-sendfile", 0), err = refused(c);
+	off_t off = 0;
+	char buf[16];
+	ssize_t r;
+
+	ASSERT_LE(0, mfd);
+	ASSERT_EQ(5, write(mfd, "hello", 5));
+	r = sendfile(c->fd, mfd, &off, 5);
+	if (err) {
+		expect_err(_metadata, r, err);
+	} else {
+		EXPECT_EQ(5, r);
+		EXPECT_EQ(5, t_read(c->peer, buf, 5, T_WAIT));
+		EXPECT_BYTES("hello", buf, 5);
+	}
+	close(mfd);
+	still_works(_metadata, c);
+}
+
+/* MSG_ZEROCOPY with SO_ZEROCOPY set (an option of the socket level). */
+static void zerocopy(struct __test_metadata *_metadata, struct b_ctx *c)
+{
+	int one = 1, err = refused(c);
+	char buf[16];
+	ssize_t r;
+
+	ASSERT_EQ(0, setsockopt(c->fd, SOL_SOCKET, SO_ZEROCOPY, &one,
+				sizeof(one)));
+	r = send(c->fd, "hello", 5, MSG_ZEROCOPY | MSG_NOSIGNAL);
+	if (err) {
+		expect_err(_metadata, r, err);
+	} else {
+		EXPECT_EQ(5, r);
+		EXPECT_EQ(5, t_read(c->peer, buf, 5, T_WAIT));
+		EXPECT_BYTES("hello", buf, 5);
+	}
+	still_works(_metadata, c);
+}
+
+static void oob_send(struct __test_metadata *_metadata, struct b_ctx *c)
+{
+	int err = refused(c);
+	char buf[16];
+	ssize_t r;
+
+	r = send(c->fd, "ab", 2, MSG_OOB | MSG_NOSIGNAL);
+	if (err) {
+		expect_err(_metadata, r, err);
+	} else {
+		/* TCP: "a" in band, "b" the urgent octet. */
+		EXPECT_EQ(2, r);
+		EXPECT_EQ(1, t_read(c->peer, buf, 1, T_WAIT));
+		EXPECT_EQ('a', buf[0]);
+		EXPECT_EQ(POLLPRI, t_poll(c->peer, POLLPRI, T_WAIT) & POLLPRI);
+		EXPECT_EQ(1, recv(c->peer, buf, 1, MSG_OOB));
+		EXPECT_EQ('b', buf[0]);
+	}
+	still_works(_metadata, c);
+}
+
+static void oob_recv(struct __test_metadata *_metadata, struct b_ctx *c)
+{
+	int err = refused(c);
+	char buf[16];
+	ssize_t r;
+
+	if (c->state == S_FULL) {
+		peer_sends(_metadata, c, "ulpdu", 5);
+	} else if (!err) {
+		ASSERT_EQ(2, send(c->peer, "xy", 2, MSG_OOB | MSG_NOSIGNAL));
+		ASSERT_EQ(POLLPRI, t_poll(c->fd, POLLPRI, T_WAIT) & POLLPRI);
+	}
+	r = recv(c->fd, buf, sizeof(buf), MSG_OOB | MSG_DONTWAIT);
+	if (err) {
+		expect_err(_metadata, r, err);
+		if (c->state == S_FULL) {
+			EXPECT_EQ(5, recv(c->fd, buf, sizeof(buf), 0));
+			EXPECT_BYTES("ulpdu", buf, 5);
+		}
+	} else {
+		EXPECT_EQ(1, r);
+		EXPECT_EQ('y', buf[0]);
+		EXPECT_EQ(1, recv(c->fd, buf, sizeof(buf), 0));
+		EXPECT_EQ('x', buf[0]);
+	}
+	still_works(_metadata, c);
+}
+
+/* bpf(2) without libbpf */
+static int t_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+static int map_create(int type)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = 4;
+	a.value_size = 4;
+	a.max_entries = 4;
+	return t_bpf(BPF_MAP_CREATE, &a);
+}
+
+static int map_update(int map, __u32 key, __u32 fd)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = map;
+	a.key = (__u64)(unsigned long)&key;
+	a.value = (__u64)(unsigned long)&fd;
+	a.flags = BPF_ANY;
+	return t_bpf(BPF_MAP_UPDATE_ELEM, &a);
+}
+
+/*
+ * A plain established TCP socket goes into the map (so the map works);
+ * the MPA socket does not.
+ */
+static void sockmap(struct __test_metadata *_metadata, struct b_ctx *c,
+		    int type)
+{
+	int map, a, b;
+
+	map = map_create(type);
+	ASSERT_LE(0, map) TH_LOG("BPF_MAP_CREATE %d: %s", type,
+				 strerror(errno));
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &a, &b));
+	EXPECT_EQ(0, map_update(map, 0, a)) TH_LOG("plain TCP: %s",
+						   strerror(errno));
+	expect_err(_metadata, map_update(map, 1, c->fd), EOPNOTSUPP);
+	close(map);
+	close(a);
+	close(b);
+	still_works(_metadata, c);
+}
+
+/* The TCP_REPAIR options; plain TCP (as root) takes TCP_REPAIR. */
+static void repair(struct __test_metadata *_metadata, struct b_ctx *c)
+{
+	struct tcp_repair_window w = {};
+	struct tcp_repair_opt o = { .opt_code = TCPOPT_MAXSEG,
+				    .opt_val = 1000 };
+	int one = 1, q = TCP_SEND_QUEUE, seq = 1, a, b;
+
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &a, &b));
+	EXPECT_EQ(0, setsockopt(a, SOL_TCP, TCP_REPAIR, &one, sizeof(one)))
+		TH_LOG("plain TCP: %s", strerror(errno));
+	close(a);
+	close(b);
+
+	expect_err(_metadata, setsockopt(c->fd, SOL_TCP, TCP_REPAIR, &one,
+					 sizeof(one)), EOPNOTSUPP);
+	expect_err(_metadata, setsockopt(c->fd, SOL_TCP, TCP_REPAIR_QUEUE, &q,
+					 sizeof(q)), EOPNOTSUPP);
+	expect_err(_metadata, setsockopt(c->fd, SOL_TCP, TCP_QUEUE_SEQ, &seq,
+					 sizeof(seq)), EOPNOTSUPP);
+	expect_err(_metadata, setsockopt(c->fd, SOL_TCP, TCP_REPAIR_OPTIONS,
+					 &o, sizeof(o)), EOPNOTSUPP);
+	expect_err(_metadata, setsockopt(c->fd, SOL_TCP, TCP_REPAIR_WINDOW,
+					 &w, sizeof(w)), EOPNOTSUPP);
+	still_works(_metadata, c);
+}
+
+/* connect(AF_UNSPEC) would disconnect TCP under MPA: refused. */
+static void connect_unspec(struct __test_metadata *_metadata,
+			   struct b_ctx *c)
+{
+	struct sockaddr sa = { .sa_family = AF_UNSPEC };
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	expect_err(_metadata, connect(c->fd, &sa, sizeof(sa)), EOPNOTSUPP);
+	EXPECT_EQ(0, getpeername(c->fd, (struct sockaddr *)&ss, &len));
+	still_works(_metadata, c);
+}
+
+/* blocked: FULL, STREAMING and REJECTED state */
+FIXTURE(blocked)
+{
+	struct b_ctx c;
+};
+
+FIXTURE_VARIANT(blocked)
+{
+	int state;
+	int family;
+	bool markers;
+};
+
+FIXTURE_VARIANT_ADD(blocked, full_ipv4)
+{
+	.state = S_FULL, .family = AF_INET, .markers = true,
+};
+
+FIXTURE_VARIANT_ADD(blocked, full_ipv6)
+{
+	.state = S_FULL, .family = AF_INET6, .markers = false,
+};
+
+FIXTURE_VARIANT_ADD(blocked, streaming)
+{
+	.state = S_STREAMING, .family = AF_INET,
+};
+
+FIXTURE_VARIANT_ADD(blocked, rejected)
+{
+	.state = S_REJECTED, .family = AF_INET6,
+};
+
+FIXTURE_SETUP(blocked)
+{
+	struct b_ctx *c = &self->c;
+	char buf[8];
+
+	signal(SIGPIPE, SIG_IGN);
+	c->fd = c->peer = -1;
+	c->state = variant->state;
+	switch (variant->state) {
+	case S_FULL:
+		/* The Initiator, never held; a ULPDU went each way. */
+		ASSERT_EQ(0, t_mpa_pair(variant->family, 0, variant->markers,
+					variant->markers, true, &c->fd,
+					&c->peer));
+		ASSERT_EQ(2, send(c->fd, "hi", 2, MSG_NOSIGNAL));
+		ASSERT_EQ(2, recv(c->peer, buf, sizeof(buf), 0));
+		break;
+	case S_STREAMING:
+		ASSERT_EQ(0, mpa_tcp_pair(variant->family, &c->fd, &c->peer));
+		ASSERT_EQ(0, mpa_attach(c->fd));
+		break;
+	case S_REJECTED:
+		ASSERT_EQ(0, mpa_tcp_pair(variant->family, &c->fd, &c->peer));
+		ASSERT_EQ(0, mpa_config(c->fd, MPA_ROLE_INITIATOR, T_WAIT));
+		ASSERT_EQ(0, mpa_config(c->peer, MPA_ROLE_RESPONDER, T_WAIT));
+		ASSERT_EQ(0, t_nonblock(c->fd));
+		ASSERT_EQ(-1, mpa_start(c->fd));
+		ASSERT_EQ(EINPROGRESS, errno);
+		ASSERT_START(c->peer);
+		ASSERT_EQ(0, mpa_answer(c->peer, MPA_REJECT, "no", 2));
+		ASSERT_LE(0, t_wait_startup(c->fd, T_WAIT));
+		ASSERT_EQ(0, t_blocking(c->fd));
+		ASSERT_EQ(MPA_STATE_REJECTED, mpa_state(c->fd));
+		ASSERT_EQ(MPA_STATE_REJECTED, mpa_state(c->peer));
+		break;
+	}
+	ASSERT_EQ(0, t_set_timeo(c->fd, SO_RCVTIMEO, T_WAIT));
+	ASSERT_EQ(0, t_set_timeo(c->peer, SO_RCVTIMEO, T_WAIT));
+}
+
+FIXTURE_TEARDOWN(blocked)
+{
+	close(self->c.fd);
+	close(self->c.peer);
+}
+
+TEST_F(blocked, splice_from_socket)
+{
+	splice_from(_metadata, &self->c);
+}
+
+TEST_F(blocked, splice_to_socket)
+{
+	splice_to(_metadata, &self->c);
+}
+
+TEST_F(blocked, sendfile_to_socket)
+{
+	sendfile_to(_metadata, &self->c);
+}
+
+TEST_F(blocked, msg_zerocopy)
+{
+	zerocopy(_metadata, &self->c);
+}
+
+TEST_F(blocked, oob_send)
+{
+	oob_send(_metadata, &self->c);
+}
+
+TEST_F(blocked, oob_recv)
+{
+	oob_recv(_metadata, &self->c);
+}
+
+TEST_F(blocked, tcp_zerocopy_receive)
+{
+	struct tcp_zerocopy_receive zc = {};
+	socklen_t len = sizeof(zc);
+	int r;
+
+	r = getsockopt(self->c.fd, SOL_TCP, TCP_ZEROCOPY_RECEIVE, &zc, &len);
+	if (refused(&self->c)) {
+		expect_err(_metadata, r, EOPNOTSUPP);
+	} else {
+		/* TCP: nothing queued, nothing mapped. */
+		EXPECT_EQ(0, r) TH_LOG("errno %d", errno);
+		EXPECT_EQ(0, zc.length);
+	}
+	still_works(_metadata, &self->c);
+}
+
+TEST_F(blocked, mmap)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->c.fd, 0);
+
+	if (refused(&self->c)) {
+		expect_err(_metadata, p == MAP_FAILED ? -1 : 0, EOPNOTSUPP);
+	} else {
+		EXPECT_NE(MAP_FAILED, p) TH_LOG("errno %d", errno);
+	}
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
+	still_works(_metadata, &self->c);
+}
+
+TEST_F(blocked, siocoutq)
+{
+	int n = -1;
+
+	if (refused(&self->c)) {
+		expect_err(_metadata, ioctl(self->c.fd, SIOCOUTQ, &n),
+			   EOPNOTSUPP);
+		expect_err(_metadata, ioctl(self->c.fd, SIOCOUTQNSD, &n),
+			   EOPNOTSUPP);
+	} else {
+		EXPECT_EQ(0, ioctl(self->c.fd, SIOCOUTQ, &n));
+		EXPECT_LE(0, n);
+		EXPECT_EQ(0, ioctl(self->c.fd, SIOCOUTQNSD, &n));
+		EXPECT_LE(0, n);
+	}
+	still_works(_metadata, &self->c);
+}
+
+/* SIOCINQ is answered: a ULPDU's octets in FULL state, else TCP's. */
+TEST_F(blocked, siocinq)
+{
+	char buf[8];
+	int n = -1;
+
+	peer_sends(_metadata, &self->c, "12345", 5);
+	ASSERT_EQ(0, ioctl(self->c.fd, SIOCINQ, &n));
+	EXPECT_EQ(5, n);
+	EXPECT_EQ(5, recv(self->c.fd, buf, sizeof(buf), 0));
+	still_works(_metadata, &self->c);
+}
+
+TEST_F(blocked, sockmap)
+{
+	sockmap(_metadata, &self->c, BPF_MAP_TYPE_SOCKMAP);
+}
+
+TEST_F(blocked, sockhash)
+{
+	sockmap(_metadata, &self->c, BPF_MAP_TYPE_SOCKHASH);
+}
+
+TEST_F(blocked, tcp_repair)
+{
+	repair(_metadata, &self->c);
+}
+
+TEST_F(blocked, connect_unspec)
+{
+	connect_unspec(_metadata, &self->c);
+}
+
+/*
+ * startup: an Initiator waiting for a Reply that does not come, a
+ * Responder that has the Request and has not answered.
+ */
+FIXTURE(startup)
+{
+	struct b_ctx c;
+};
+
+FIXTURE_VARIANT(startup)
+{
+	long mpa_state;
+};
+
+FIXTURE_VARIANT_ADD(startup, await_reply)
+{
+	.mpa_state = MPA_STATE_AWAIT_REPLY,
+};
+
+FIXTURE_VARIANT_ADD(startup, request_received)
+{
+	.mpa_state = MPA_STATE_REQUEST_RECEIVED,
+};
+
+FIXTURE_SETUP(startup)
+{
+	struct b_ctx *c = &self->c;
+	uint8_t fr[T_HDR];
+
+	signal(SIGPIPE, SIG_IGN);
+	c->state = S_STARTUP;
+	c->mpa_state = variant->mpa_state;
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &c->fd, &c->peer));
+	if (variant->mpa_state == MPA_STATE_AWAIT_REPLY) {
+		ASSERT_EQ(0, mpa_config(c->fd, MPA_ROLE_INITIATOR, 30000));
+		ASSERT_EQ(0, t_nonblock(c->fd));
+		ASSERT_EQ(-1, mpa_start(c->fd));
+		ASSERT_EQ(EINPROGRESS, errno);
+		ASSERT_EQ(T_HDR, t_read(c->peer, fr, T_HDR, T_WAIT));
+		ASSERT_EQ(0, t_blocking(c->fd));
+	} else {
+		ASSERT_EQ(0, mpa_config(c->fd, MPA_ROLE_RESPONDER, 30000));
+		t_frame(fr, false, T_C, 1, NULL, 0);
+		ASSERT_EQ(T_HDR, t_send(c->peer, fr, T_HDR));
+		ASSERT_START(c->fd);
+	}
+	ASSERT_EQ(variant->mpa_state, mpa_state(c->fd));
+}
+
+FIXTURE_TEARDOWN(startup)
+{
+	close(self->c.fd);
+	close(self->c.peer);
+}
+
+TEST_F(startup, splice_from_socket)
+{
+	splice_from(_metadata, &self->c);
+}
+
+TEST_F(startup, splice_to_socket)
+{
+	splice_to(_metadata, &self->c);
+}
+
+TEST_F(startup, sendfile_to_socket)
+{
+	sendfile_to(_metadata, &self->c);
+}
+
+TEST_F(startup, msg_zerocopy)
+{
+	zerocopy(_metadata, &self->c);
+}
+
+TEST_F(startup, oob_send)
+{
+	oob_send(_metadata, &self->c);
+}
+
+TEST_F(startup, oob_recv)
+{
+	oob_recv(_metadata, &self->c);
+}
+
+TEST_F(startup, sockmap)
+{
+	sockmap(_metadata, &self->c, BPF_MAP_TYPE_SOCKMAP);
+}
+
+TEST_F(startup, sockhash)
+{
+	sockmap(_metadata, &self->c, BPF_MAP_TYPE_SOCKHASH);
+}
+
+TEST_F(startup, tcp_repair)
+{
+	repair(_metadata, &self->c);
+}
+
+TEST_F(startup, connect_unspec)
+{
+	connect_unspec(_metadata, &self->c);
+}
+
+TEST_HARNESS_MAIN
