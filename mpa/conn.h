@@ -221,11 +221,27 @@ int mpa_startup_wait(struct mpa_conn *c, long *timeo,
 bool mpa_startup_frame_received(const struct mpa_conn *c);
 bool mpa_startup_finished(const struct mpa_conn *c);
 
+/**
+ * struct mpa_ulpdu - a received, validated ULPDU: a view, not a copy
+ * @c: its connection
+ * @len: ULPDU length (at least 1)
+ * @done: octets the consumer has taken already
+ */
+struct mpa_ulpdu {
+	struct mpa_conn *c;
+	u32 len;
+	u32 done;
+};
+
 /* rx.c: receiving FPDUs (RFC 5044 sections 4, 5 and 8) */
 int mpa_rxq_peek(struct sock *sk, u32 off, void *buf, u32 len);
 void mpa_rx_start(struct mpa_conn *c);
 bool mpa_rx_probe(struct mpa_conn *c);
 bool mpa_rx_process(struct mpa_conn *c);
+int mpa_rx_ulpdu(struct mpa_conn *c, struct mpa_ulpdu *u);
+int mpa_ulpdu_copy(const struct mpa_ulpdu *u, u32 off, struct iov_iter *to,
+		   u32 len);
+bool mpa_rx_advance(struct mpa_conn *c, u32 n);
 int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
 		   int flags);
 int mpa_rx_inq(struct mpa_conn *c);

@@ -414,6 +414,92 @@ static int mpa_rx_wait(struct mpa_conn *c, long *timeo)
 }
 
 /**
+ * mpa_rx_ulpdu() - the next validated ULPDU, as a view of the received data
+ * @c: the connection, socket locked, in Full Operation, process context
+ * @u: filled with the view on success
+ *
+ * This is how a ULPDU is handed to its consumer, by recvmsg() and by
+ * in-kernel consumers alike: nothing is copied; the consumer places the
+ * octets it wants with mpa_ulpdu_copy(), in any order and as often as it
+ * likes, and then reports what it took with mpa_rx_advance(). The view
+ * stays valid until then, and only while the socket stays locked.
+ *
+ * Return: 0 with a ULPDU of at least one octet; -EAGAIN if none is
+ * complete yet; the receive half's sticky error (-EBADMSG, -EPROTO).
+ */
+int mpa_rx_ulpdu(struct mpa_conn *c, struct mpa_ulpdu *u)
+{
+	if (!mpa_rx_process(c))
+		return -EAGAIN;
+	if (c->rx_err)
+		return -c->rx_err;
+	u->c = c;
+	u->len = c->rx_lo.ulpdu_len;
+	u->done = c->rx_done;
+	return 0;
+}
+
+/**
+ * mpa_ulpdu_copy() - place octets of a ULPDU
+ * @u: the view, from mpa_rx_ulpdu()
+ * @off: offset of the first octet in the ULPDU
+ * @to: the destination
+ * @len: how many octets
+ *
+ * Copies straight from TCP's receive queue (or the copy mode buffer),
+ * Markers skipped. The FPDU was validated as a whole before the view was
+ * handed out.
+ *
+ * Return: 0, -EINVAL for a range outside the ULPDU, -EFAULT.
+ */
+int mpa_ulpdu_copy(const struct mpa_ulpdu *u, u32 off, struct iov_iter *to,
+		   u32 len)
+{
+	struct mpa_conn *c = u->c;
+	struct mpa_piece_iter it;
+	u32 end = off + len;
+	struct mpa_piece p;
+	int ret;
+
+	if (off > u->len || len > u->len - off)
+		return -EINVAL;
+	mpa_piece_iter_init(&it);
+	while (off < end && mpa_fpdu_next_piece(&c->rx_lo, &it, &p)) {
+		u32 a, b;
+
+		if (p.type != MPA_PIECE_ULPDU)
+			continue;
+		a = max(off, p.ulpdu_off);
+		b = min(end, p.ulpdu_off + p.len);
+		if (a >= b)
+			continue;
+		ret = mpa_rx_copy(c, p.off + (a - p.ulpdu_off), to, b - a);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
+ * mpa_rx_advance() - the consumer took @n more octets of the ULPDU
+ * @c: the connection, socket locked
+ * @n: octets, at most what is left of the ULPDU in mpa_rx_ulpdu()'s view
+ *
+ * Once the whole ULPDU is taken its FPDU leaves TCP's receive queue, which
+ * reopens the window, and the next FPDU comes up.
+ *
+ * Return: true if the ULPDU is finished.
+ */
+bool mpa_rx_advance(struct mpa_conn *c, u32 n)
+{
+	c->rx_done += n;
+	if (c->rx_done < c->rx_lo.ulpdu_len)
+		return false;
+	mpa_rx_consume(c);
+	return true;
+}
+
+/**
  * mpa_rx_recvmsg() - return (part of) the next ULPDU
  * @c: the connection, socket locked, in Full Operation
  * @msg: where to
@@ -429,17 +515,14 @@ int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
 {
 	struct sock *sk = c->sk;
 	long timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
-	struct mpa_piece_iter it;
-	struct mpa_piece p;
-	u32 ulen, start, end;
+	struct mpa_ulpdu u;
 	bool eof;
+	u32 n;
 	int ret;
 
 	if (flags & MSG_OOB)
 		return -EOPNOTSUPP;
-	for (;;) {
-		if (mpa_rx_process(c))
-			break;
+	while ((ret = mpa_rx_ulpdu(c, &u)) == -EAGAIN) {
 		ret = mpa_rx_idle(c, &eof);
 		if (ret || eof)
 			return ret;
@@ -449,35 +532,18 @@ int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
 			return sock_intr_errno(timeo);
 		mpa_rx_wait(c, &timeo);
 	}
-	if (c->rx_err)
-		return -c->rx_err;
+	if (ret)
+		return ret;
 
-	ulen = c->rx_lo.ulpdu_len;
-	start = c->rx_done;
-	end = start + min_t(size_t, len, ulen - start);
-	mpa_piece_iter_init(&it);
-	while (mpa_fpdu_next_piece(&c->rx_lo, &it, &p)) {
-		u32 a, b;
-
-		if (p.type != MPA_PIECE_ULPDU)
-			continue;
-		a = max(start, p.ulpdu_off);
-		b = min(end, p.ulpdu_off + p.len);
-		if (a >= b)
-			continue;
-		ret = mpa_rx_copy(c, p.off + (a - p.ulpdu_off),
-				  &msg->msg_iter, b - a);
-		if (ret)
-			return ret;
-	}
-	if (end == ulen)
+	n = min_t(size_t, len, u.len - u.done);
+	ret = mpa_ulpdu_copy(&u, u.done, &msg->msg_iter, n);
+	if (ret)
+		return ret;
+	if (u.done + n == u.len)
 		msg->msg_flags |= MSG_EOR;
-	if (!(flags & MSG_PEEK)) {
-		c->rx_done = end;
-		if (end == ulen)
-			mpa_rx_consume(c);
-	}
-	return end - start;
+	if (!(flags & MSG_PEEK))
+		mpa_rx_advance(c, n);
+	return n;
 }
 
 /**
@@ -488,9 +554,9 @@ int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
  */
 int mpa_rx_inq(struct mpa_conn *c)
 {
-	if (!mpa_rx_process(c) || c->rx_err)
-		return 0;
-	return c->rx_lo.ulpdu_len - c->rx_done;
+	struct mpa_ulpdu u;
+
+	return mpa_rx_ulpdu(c, &u) ? 0 : u.len - u.done;
 }
 
 /**

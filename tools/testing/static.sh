@@ -27,8 +27,8 @@ result() {
 }
 
 cd "$MPA_TOP" || exit 1
-files=$(git ls-files 'mpa/*.c' 'mpa/*.h' 'include/*.h' 2>/dev/null)
-[ -n "$files" ] || files=$(find mpa include -name '*.[ch]')
+files=$(git ls-files 'mpa/*.c' 'mpa/*.h' 'include/*.h' 'tools/mpacat/*.c' 2>/dev/null)
+[ -n "$files" ] || files=$(find mpa include tools/mpacat -name '*.[ch]')
 # CONST_STRUCT is the one type left out: a ULP's struct proto_ops must be
 # a writable copy of TCP's, built at run time (net/tls and espintcp do the
 # same), which checkpatch cannot tell from a forgotten const.
