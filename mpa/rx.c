@@ -379,9 +379,13 @@ static int mpa_rx_idle(struct mpa_conn *c, bool *eof)
 		c->rx_reset = true;
 		return err;
 	}
-	if (!(sk->sk_shutdown & RCV_SHUTDOWN) && !sock_flag(sk, SOCK_DONE) &&
-	    sk->sk_state != TCP_CLOSE)
+	if (!sock_flag(sk, SOCK_DONE)) {
+		/* Our own SHUT_RD, or a closed socket: plain end of file */
+		*eof = (sk->sk_shutdown & RCV_SHUTDOWN) ||
+		       sk->sk_state == TCP_CLOSE;
 		return 0;
+	}
+	/* The peer's FIN */
 	*eof = true;
 	if (c->rx_reset)
 		return 0;

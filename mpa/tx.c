@@ -513,8 +513,10 @@ void mpa_tx_flush(struct mpa_conn *c, bool wait)
 		mpa_tx_close_open(c);
 	if (c->tx_held || !mpa_tx_pending(c))
 		return;
+	/* room for all of it and for TCP's per-skb overhead */
 	WRITE_ONCE(sk->sk_sndbuf, max_t(int, READ_ONCE(sk->sk_sndbuf),
-					sk->sk_wmem_queued + SKB_TRUESIZE(0)));
+					sk->sk_wmem_queued +
+					2 * c->tx_charged + SKB_TRUESIZE(0)));
 	while (!mpa_tx_push(c) && mpa_tx_pending(c) && timeo) {
 		/* TCP's own memory limits: wait as a blocking send would */
 		sk_wmem_queued_add(sk, -(int)c->tx_charged);
