@@ -13,9 +13,16 @@
  *   hostile  bad FPDUs at an MPA receiver: the errno, MPA_ERROR, what is
  *            delivered before and nothing after, sending still works
  *   marker   lying and odd Markers (CRC valid), at a receiver with Markers
+ *   segments every FPDU starts a TCP segment; one of at most MULPDU is
+ *            never split (a packet socket on lo watches)
  */
+#include <net/if.h>
+#include <netinet/ip.h>
+#include <netinet/ip6.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/sockios.h>
 
 #include "kselftest_harness.h"
@@ -855,8 +862,9 @@ static void recv_ab(struct __test_metadata *_metadata, struct w_conn *c)
 }
 
 /*
- * recv() fails with @err now (poll says readable first) and on every
- * later call; MPA_ERROR says @code, @reason; nothing else is delivered.
+ * recv() fails with @err now and on every later call, and poll() says
+ * readable before each (the error is pending: recv() does not wait);
+ * MPA_ERROR says @code, @reason; nothing else is delivered.
  */
 static void expect_rx_error(struct __test_metadata *_metadata,
 			    struct w_conn *c, int err, __u32 code,
@@ -865,9 +873,10 @@ static void expect_rx_error(struct __test_metadata *_metadata,
 	ssize_t r;
 	int k;
 
-	/* Pending: readable. */
-	EXPECT_EQ(POLLIN, t_poll(c->m, POLLIN, T_WAIT) & POLLIN);
+	/* Pending, so readable; and it stays pending (sticky). */
 	for (k = 0; k < 3; k++) {
+		EXPECT_EQ(POLLIN, t_poll(c->m, POLLIN, k ? 0 : T_WAIT) & POLLIN)
+			TH_LOG("before call %d", k);
 		r = recv(c->m, rbuf, T_ULPDU_BUF, k ? MSG_DONTWAIT : 0);
 		EXPECT_EQ(-1, r) TH_LOG("call %d returned %zd octets", k, r);
 		EXPECT_EQ(err, errno) TH_LOG("call %d: %s", k,
@@ -927,6 +936,22 @@ TEST_F(hostile, length_64769)
 	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC,
 			MPA_REASON_BAD_LENGTH);
 	still_sends(_metadata, c);
+}
+
+/* The first FPDU says 64769: code 2 before anything is read. */
+TEST_F(hostile, length_64769_first)
+{
+	struct w_conn *c = &self->c;
+	size_t n;
+
+	t_fill(ubuf, 100, 1150);
+	n = w_fpdu(c, ebuf, ubuf, 100);
+	t_put_be16(ebuf + len_off(c, c->rx - n), MPA_MAX_ULPDU + 1);
+	w_raw_write(_metadata, c, ebuf, n);
+	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC,
+			MPA_REASON_BAD_LENGTH);
+	if (c->role == MPA_ROLE_INITIATOR)
+		still_sends(_metadata, c);
 }
 
 /* ULPDU_Length 65535 in a whole FPDU with a valid CRC: code 2 too. */
@@ -1261,6 +1286,263 @@ TEST_F(marker, ignored_bits)
 	EXPECT_EQ(0, st.crc_errors);
 	w_send(_metadata, c, "fine", 4);
 	w_recv(_metadata, c, "fine", 4);
+}
+
+/*
+ * segments: what TCP puts on the wire for the module, watched through a
+ * packet socket on lo. Each FPDU starts a new segment (a new skb: lo
+ * passes GSO packets whole), so every data packet starts at an FPDU, and
+ * one of a ULPDU of at most MULPDU lies in a single packet; only a larger
+ * FPDU may continue in the next ones.
+ */
+struct seg {
+	uint32_t seq;
+	uint32_t len;
+};
+
+struct capture {
+	pthread_t thr;
+	int fd;
+	int family;
+	uint16_t sport, dport;	/* the module's port, the raw peer's */
+	volatile bool stop;	/* drain what is queued, then end */
+	bool joined;
+	struct seg *segs;
+	size_t n, max;
+	bool overflow;
+};
+
+static void *capture_run(void *arg)
+{
+	struct capture *cp = arg;
+	struct sockaddr_ll sll;
+	socklen_t sl;
+	uint8_t pkt[256];
+	const uint8_t *tcp;
+	uint32_t plen, thl;
+	ssize_t r;
+
+	for (;;) {
+		bool last = cp->stop;
+
+		sl = sizeof(sll);
+		r = recvfrom(cp->fd, pkt, sizeof(pkt),
+			     MSG_TRUNC | (last ? MSG_DONTWAIT : 0),
+			     (struct sockaddr *)&sll, &sl);
+		if (r < 0 && last)
+			break;
+		if (r < 0)
+			continue;	/* the receive timeout: look at stop */
+		/* lo shows each packet going out and coming in: count once. */
+		if (sll.sll_pkttype != PACKET_OUTGOING)
+			continue;
+		if (cp->family == AF_INET) {
+			const struct iphdr *ip = (const void *)pkt;
+
+			if (ntohs(sll.sll_protocol) != ETH_P_IP ||
+			    ip->protocol != IPPROTO_TCP)
+				continue;
+			tcp = pkt + ip->ihl * 4;
+			plen = ntohs(ip->tot_len) - ip->ihl * 4;
+		} else {
+			const struct ip6_hdr *ip6 = (const void *)pkt;
+
+			if (ntohs(sll.sll_protocol) != ETH_P_IPV6 ||
+			    ip6->ip6_nxt != IPPROTO_TCP)
+				continue;
+			tcp = pkt + sizeof(*ip6);
+			plen = ntohs(ip6->ip6_plen);
+		}
+		if (t_get_be16(tcp) != cp->sport ||
+		    t_get_be16(tcp + 2) != cp->dport)
+			continue;
+		thl = (tcp[12] >> 4) * 4;
+		if (plen <= thl)
+			continue;
+		if (cp->n == cp->max) {
+			cp->overflow = true;
+			continue;
+		}
+		cp->segs[cp->n].seq = (uint32_t)tcp[4] << 24 | tcp[5] << 16 |
+				      tcp[6] << 8 | tcp[7];
+		cp->segs[cp->n].len = plen - thl;
+		cp->n++;
+	}
+	return NULL;
+}
+
+static void capture_stop(struct capture *cp)
+{
+	cp->stop = true;
+	if (!cp->joined)
+		pthread_join(cp->thr, NULL);
+	cp->joined = true;
+}
+
+static int port_of(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return -1;
+	return ntohs(ss.ss_family == AF_INET ?
+		     ((struct sockaddr_in *)&ss)->sin_port :
+		     ((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+FIXTURE(segments)
+{
+	struct w_conn c;
+	struct capture cap;
+};
+
+FIXTURE_VARIANT(segments)
+{
+	bool markers;
+	int mss;
+	int family;
+};
+
+FIXTURE_VARIANT_ADD(segments, markers_mss1000_ipv4)
+{
+	.markers = true, .mss = 1000, .family = AF_INET,
+};
+
+FIXTURE_VARIANT_ADD(segments, mss1000_ipv6)
+{
+	.markers = false, .mss = 1000, .family = AF_INET6,
+};
+
+FIXTURE_VARIANT_ADD(segments, markers_ipv6)
+{
+	.markers = true, .mss = 0, .family = AF_INET6,
+};
+
+FIXTURE_VARIANT_ADD(segments, ipv4)
+{
+	.markers = false, .mss = 0, .family = AF_INET,
+};
+
+FIXTURE_SETUP(segments)
+{
+	struct capture *cp = &self->cap;
+	struct w_conn *c = &self->c;
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_ALL),
+		.sll_ifindex = if_nametoindex("lo"),
+	};
+	int one = 1, rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	c->tx_m = variant->markers;
+	c->rx_m = false;
+	c->crc = true;
+	c->role = MPA_ROLE_INITIATOR;
+	c->tx = c->rx = 0;
+	ASSERT_EQ(0, mpa_tcp_pair_mss(variant->family, variant->mss, &c->m,
+				      &c->raw));
+	ASSERT_EQ(0, setsockopt(c->raw, SOL_TCP, TCP_NODELAY, &one,
+				sizeof(one)));
+	cp->family = variant->family;
+	cp->sport = port_of(c->m);
+	cp->dport = port_of(c->raw);
+	cp->max = 100000;
+	cp->segs = calloc(cp->max, sizeof(*cp->segs));
+	ASSERT_NE(NULL, cp->segs);
+	ASSERT_NE(0, sll.sll_ifindex);
+	cp->fd = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL));
+	ASSERT_LE(0, cp->fd) TH_LOG("AF_PACKET: %s", strerror(errno));
+	ASSERT_EQ(0, bind(cp->fd, (struct sockaddr *)&sll, sizeof(sll)));
+	ASSERT_EQ(0, t_set_timeo(cp->fd, SO_RCVTIMEO, 100));
+	ASSERT_EQ(0, setsockopt(cp->fd, SOL_SOCKET, SO_RCVBUFFORCE,
+				&(int){ 64 << 20 }, sizeof(int)));
+	ASSERT_EQ(0, pthread_create(&cp->thr, NULL, capture_run, cp));
+	rc = t_raw_responder(c->m, c->raw, (c->tx_m ? T_M : 0) | T_C, false,
+			     true);
+	ASSERT_EQ(T_C, rc);
+	ASSERT_EQ(0, t_set_timeo(c->m, SO_SNDTIMEO, T_WAIT));
+}
+
+FIXTURE_TEARDOWN(segments)
+{
+	capture_stop(&self->cap);
+	close(self->cap.fd);
+	close(self->c.m);
+	close(self->c.raw);
+}
+
+TEST_F(segments, fpdu_per_segment)
+{
+	static size_t sizes[400];
+	struct capture *cp = &self->cap;
+	struct w_conn *c = &self->c;
+	uint32_t *start, seq0, pos = 0, rel, end;
+	struct tpacket_stats ps;
+	socklen_t pslen = sizeof(ps);
+	struct mpa_result res;
+	uint64_t s = 77;
+	size_t k, j, n = N(sizes), split = 0, whole = 0, small = 0;
+
+	get_result(_metadata, c->m, &res);
+	/* Mostly at most MULPDU, some up to 64768. */
+	for (k = 0; k < n; k++)
+		sizes[k] = k % 10 == 9 ? 1 + t_rand64(&s) % MPA_MAX_ULPDU :
+			   1 + t_rand64(&s) % res.mulpdu;
+	start = calloc(n + 1, sizeof(*start));
+	ASSERT_NE(NULL, start);
+	for (k = 0; k < n; k++) {
+		start[k] = pos;
+		pos += t_fpdu_wire(pos, c->tx_m, sizes[k]);
+		small += sizes[k] <= res.mulpdu;
+	}
+	start[n] = pos;
+	w_tx(_metadata, c, sizes, n, 3000);
+	t_sleep_ms(100);
+	capture_stop(cp);
+	ASSERT_FALSE(cp->overflow);
+	/* Every packet seen (the statistics reset when read). */
+	ASSERT_EQ(0, getsockopt(cp->fd, SOL_PACKET, PACKET_STATISTICS, &ps,
+				&pslen));
+	ASSERT_EQ(0, ps.tp_drops);
+
+	/* The first data packet is the Request: SeqStart is behind it. */
+	ASSERT_LT(1, cp->n);
+	ASSERT_EQ(T_HDR, cp->segs[0].len);
+	seq0 = cp->segs[0].seq + T_HDR;
+	for (j = 1, k = 0; j < cp->n; j++) {
+		rel = cp->segs[j].seq - seq0;
+		end = rel + cp->segs[j].len;
+		/* The FPDU this packet starts in. */
+		while (k < n && start[k + 1] <= rel)
+			k++;
+		ASSERT_GT(n, k) TH_LOG("packet %zu at %u past the data", j, rel);
+		if (rel != start[k]) {
+			/* Only a ULPDU above MULPDU may continue here. */
+			EXPECT_LT(res.mulpdu, sizes[k])
+				TH_LOG("packet at %u starts inside FPDU %zu (%zu octets at %u)",
+				       rel, k, sizes[k], start[k]);
+			split++;
+			continue;
+		}
+		/* No other FPDU starts in it... */
+		EXPECT_GE(start[k + 1], end)
+			TH_LOG("packet %u..%u holds FPDU %zu (%u..%u) and more",
+			       rel, end, k, start[k], start[k + 1]);
+		/* ...and one of at most MULPDU ends in it. */
+		if (sizes[k] <= res.mulpdu) {
+			EXPECT_EQ(start[k + 1], end)
+				TH_LOG("FPDU %zu (%zu octets at %u) split at %u",
+				       k, sizes[k], start[k], end);
+			whole++;
+		}
+	}
+	EXPECT_EQ(small, whole);
+	EXPECT_LT(n / 2, small);
+	ksft_print_msg("%zu packets, %zu FPDUs, MULPDU %u, %zu continuations\n",
+		       cp->n - 1, n, res.mulpdu, split);
+	free(start);
 }
 
 TEST_HARNESS_MAIN
