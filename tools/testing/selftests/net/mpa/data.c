@@ -559,6 +559,72 @@ TEST_F(data, waitall)
 	EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
 }
 
+/*
+ * Receive like an event loop: a non-blocking recv(), and on EAGAIN wait
+ * until poll() or epoll says readable. Every ULPDU must come that way;
+ * a wait that ends without EPOLLIN while a recv() would have returned
+ * data is a readiness bug.
+ */
+static void rx_check_polled(struct __test_metadata *_metadata, int fd,
+			    const size_t *sizes, size_t n, uint64_t seed,
+			    bool use_epoll)
+{
+	struct t_ready w;
+	size_t k;
+	ssize_t r;
+	int fl, ev;
+
+	ASSERT_EQ(0, t_ready_open_ev(&w, fd, use_epoll, POLLIN));
+	for (k = 0; k < n; k++) {
+		for (;;) {
+			r = t_recv_flags(fd, rx_buf, T_BUF, MSG_DONTWAIT, &fl);
+			if (r >= 0 || errno != EAGAIN)
+				break;
+			ev = t_ready_wait(&w, T_WAIT);
+			if (!(ev & POLLIN)) {
+				r = t_recv_flags(fd, rx_buf, T_BUF, MSG_DONTWAIT,
+						 &fl);
+				EXPECT_EQ(POLLIN, ev)
+					TH_LOG("ULPDU %zu of %zu (%zu octets): no EPOLLIN in %d ms; recv() now %zd, errno %d",
+					       k, n, sizes[k], T_WAIT, r,
+					       r < 0 ? errno : 0);
+				break;
+			}
+		}
+		if (r != (ssize_t)sizes[k]) {
+			EXPECT_EQ((ssize_t)sizes[k], r)
+				TH_LOG("ULPDU %zu of %zu: errno %d", k, n,
+				       r < 0 ? errno : 0);
+			break;
+		}
+		EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+		t_fill(exp_buf, sizes[k], seed + k);
+		if (memcmp(exp_buf, rx_buf, sizes[k])) {
+			TH_LOG("ULPDU %zu of %zu differs", k, n);
+			EXPECT_BYTES(exp_buf, rx_buf, sizes[k]);
+			break;
+		}
+	}
+	t_ready_close(&w);
+}
+
+/* The sweep each way, received by poll() and by epoll. */
+TEST_F(data, sizes_event_loop)
+{
+	struct t_tx p;
+	int dir;
+
+	d_prime(_metadata, self, variant);
+	for (dir = I2R; dir <= R2I; dir++) {
+		ASSERT_EQ(0, t_tx_start(&p, d_tx(self, dir), sweep, N(sweep),
+					3100 + dir));
+		rx_check_polled(_metadata, d_rx(self, dir), sweep, N(sweep),
+				3100 + dir, dir == R2I);
+		pthread_join(p.thr, NULL);
+		EXPECT_EQ(N(sweep), p.sent) TH_LOG("errno %d", p.err);
+	}
+}
+
 /* Many tiny ULPDUs, packed however TCP likes: each comes back alone. */
 TEST_F(data, many_small)
 {
@@ -831,6 +897,23 @@ FIXTURE_SETUP(sock)
 FIXTURE_TEARDOWN_PARENT(sock)
 {
 	mpa_param_set("allow_crc_off", self->saved);
+}
+
+/* Large ULPDUs into a tiny receive buffer, received by epoll. */
+TEST_F(sock, event_loop_small_rcvbuf)
+{
+	static const size_t sizes[] = {
+		64768, 64768, 30000, 64768, 1, 64767, 64768, 5000, 64768, 2,
+	};
+	int sz = 4096;
+	struct t_tx p;
+
+	ASSERT_EQ(0, setsockopt(self->r, SOL_SOCKET, SO_RCVBUF, &sz,
+				sizeof(sz)));
+	ASSERT_EQ(0, t_tx_start(&p, self->i, sizes, N(sizes), 3200));
+	rx_check_polled(_metadata, self->r, sizes, N(sizes), 3200, true);
+	pthread_join(p.thr, NULL);
+	EXPECT_EQ(N(sizes), p.sent) TH_LOG("errno %d", p.err);
 }
 
 /* Nothing there: MSG_DONTWAIT and O_NONBLOCK give EAGAIN. */
