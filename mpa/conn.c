@@ -34,7 +34,8 @@ static void mpa_write_space(struct sock *sk)
 
 	/* TCP made room: send the rest of a startup frame, or FPDUs */
 	if (READ_ONCE(c->tx_sent) != READ_ONCE(c->tx_len) ||
-	    (mpa_conn_full(c) && mpa_tx_pending(c) && !READ_ONCE(c->tx_held)))
+	    (mpa_conn_full(c) && mpa_tx_pending(c) && !READ_ONCE(c->tx_held)) ||
+	    READ_ONCE(c->kwant_room))
 		mpa_conn_schedule(c);
 	c->saved_write_space(sk);
 }
@@ -43,7 +44,8 @@ static void mpa_state_change(struct sock *sk)
 {
 	struct mpa_conn *c = mpa_conn(sk);
 
-	if (mpa_conn_in_startup(c))
+	/* an in-kernel consumer hears of FIN and RST from the work */
+	if (mpa_conn_in_startup(c) || (mpa_conn_full(c) && READ_ONCE(c->kops)))
 		mpa_conn_schedule(c);
 	c->saved_state_change(sk);
 }
@@ -145,6 +147,8 @@ static void mpa_conn_work(struct work_struct *work)
 		mpa_conn_fail(c, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT,
 			      ETIMEDOUT, true);
 	mpa_startup_process(c);
+	if (test_and_clear_bit(MPA_EV_RESUME, &c->events))
+		c->kpaused = false;
 	if (mpa_conn_full(c)) {
 		/* Copy mode, the Responder rule, discarding after errors */
 		if (mpa_rx_process(c))
@@ -155,6 +159,7 @@ static void mpa_conn_work(struct work_struct *work)
 			mpa_conn_wake(c);
 		}
 	}
+	mpa_kapi_run(c);
 	release_sock(sk);
 	sock_put(sk);
 }

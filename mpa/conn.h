@@ -9,6 +9,7 @@
 #include <linux/timer.h>
 #include <linux/workqueue.h>
 #include <net/inet_connection_sock.h>
+#include <net/mpa.h>
 #include <net/sock.h>
 #include <uapi/linux/mpa.h>
 
@@ -40,7 +41,10 @@ struct mpa_tx_chunk {
  * @ulpdu_len: ULPDU octets copied in so far
  * @len: wire octets (lo.span once closed; the chunks' size while open)
  * @sent: wire octets TCP has taken
+ * @charged: octets of it charged to the socket's send buffer
  * @nr_chunks: pieces in @chunks
+ * @uarg: zero-copy send: the consumer's pages are in @chunks, and this
+ *	tells it when TCP lets go of them (we hold one reference)
  * @chunks: the wire image
  */
 struct mpa_tx_rec {
@@ -49,13 +53,16 @@ struct mpa_tx_rec {
 	u32 ulpdu_len;
 	u32 len;
 	u32 sent;
+	u32 charged;
 	u8 nr_chunks;
+	struct ubuf_info *uarg;
 	struct mpa_tx_chunk chunks[MPA_TX_CHUNKS];
 };
 
 /* Bits of mpa_conn::events: what the worker has to look at */
 enum {
 	MPA_EV_TIMEOUT,		/* the startup timer expired */
+	MPA_EV_RESUME,		/* an in-kernel consumer takes ULPDUs again */
 };
 
 /**
@@ -104,6 +111,15 @@ enum {
  * @rx_cbuf: copy mode buffer (MPA_FPDU_MAX_SPAN), allocated on first use
  * @rx_err: sticky receive errno (EBADMSG, EPROTO), 0 while healthy
  * @rx_reset: the reader was told of a reset: end of file from now on
+ * @kops: in-kernel consumer: its callbacks (NULL for a socket's user)
+ * @kpriv: in-kernel consumer: its argument to them
+ * @kseen: in-kernel consumer: the last state it was told about
+ * @kbusy: in-kernel consumer: mpa_kapi_run() is running (no recursion)
+ * @kpaused: in-kernel consumer: it asked not to get ULPDUs until
+ *	mpa_kresume()
+ * @kended: in-kernel consumer: it was told of an error or the end
+ * @kwant_room: in-kernel consumer: a send got -EAGAIN, tell it of room
+ * @kcb_task: the task running a consumer callback, socket locked
  * @err: the last error (RFC 5044 section 8 code, reason, errno)
  * @stats: counters
  * @events: MPA_EV_* bits for the worker
@@ -156,6 +172,15 @@ struct mpa_conn {
 	u8 *rx_cbuf;
 	int rx_err;
 	bool rx_reset;
+
+	const struct mpa_kops *kops;
+	void *kpriv;
+	u8 kseen;
+	bool kbusy;
+	bool kpaused;
+	bool kended;
+	bool kwant_room;
+	struct task_struct *kcb_task;
 
 	struct mpa_error_info err;
 	struct mpa_stats stats;
@@ -221,18 +246,6 @@ int mpa_startup_wait(struct mpa_conn *c, long *timeo,
 bool mpa_startup_frame_received(const struct mpa_conn *c);
 bool mpa_startup_finished(const struct mpa_conn *c);
 
-/**
- * struct mpa_ulpdu - a received, validated ULPDU: a view, not a copy
- * @c: its connection
- * @len: ULPDU length (at least 1)
- * @done: octets the consumer has taken already
- */
-struct mpa_ulpdu {
-	struct mpa_conn *c;
-	u32 len;
-	u32 done;
-};
-
 /* rx.c: receiving FPDUs (RFC 5044 sections 4, 5 and 8) */
 int mpa_rxq_peek(struct sock *sk, u32 off, void *buf, u32 len);
 void mpa_rx_start(struct mpa_conn *c);
@@ -248,8 +261,16 @@ int mpa_rx_inq(struct mpa_conn *c);
 void mpa_rx_data_ready(struct mpa_conn *c);
 void mpa_rx_release(struct mpa_conn *c);
 
+int mpa_rx_end(struct mpa_conn *c, bool *eof);
+
+/* kapi.c: the in-kernel consumers' face */
+void mpa_kapi_run(struct mpa_conn *c);
+
 /* tx.c: sending FPDUs (RFC 5044 sections 4 and 5, Appendix A) */
 void mpa_tx_start(struct mpa_conn *c);
+int mpa_tx_pages(struct mpa_conn *c, const struct bio_vec *bv,
+		 unsigned int nr_bv, u32 len, struct ubuf_info *uarg);
+bool mpa_tx_room(const struct mpa_conn *c);
 int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size);
 int mpa_tx_push(struct mpa_conn *c);
 bool mpa_tx_pending(const struct mpa_conn *c);

@@ -7,12 +7,14 @@
  * optional Markers every 512 octets, after a Request/Reply startup
  * negotiation. It is the layer between TCP and DDP/RDMAP in iWARP.
  */
+#include <kunit/visibility.h>
 #include <linux/module.h>
 
 #include "conn.h"
 #include "mpa.h"
 
 bool mpa_allow_crc_off;
+EXPORT_SYMBOL_IF_KUNIT(mpa_allow_crc_off);
 module_param_named(allow_crc_off, mpa_allow_crc_off, bool, 0644);
 MODULE_PARM_DESC(allow_crc_off,
 		 "Let sockets announce that they need no CRC (RFC 5044 4.4: an administrator's decision; default N)");

@@ -20,6 +20,7 @@
  * process context; the two never run at once, as TCP only calls data_ready
  * from softirq while no process owns the socket.
  */
+#include <linux/export.h>
 #include <linux/mm.h>
 #include <linux/uio.h>
 #include <net/tcp.h>
@@ -358,11 +359,15 @@ bool mpa_rx_process(struct mpa_conn *c)
 	}
 }
 
-/*
- * Nothing to return now. Return: 0 to wait, else what recv returns: an
- * error, or 0 for end of file.
+/**
+ * mpa_rx_end() - no ULPDU to return: has the receive half ended?
+ * @c: the connection, socket locked, in Full Operation
+ * @eof: set when it has
+ *
+ * Return: 0 (with *@eof clear: wait for more), or what recv returns: a
+ * reset's error, -EPROTO for a FIN inside an FPDU, 0 for end of file.
  */
-static int mpa_rx_idle(struct mpa_conn *c, bool *eof)
+int mpa_rx_end(struct mpa_conn *c, bool *eof)
 {
 	struct sock *sk = c->sk;
 	int err;
@@ -454,6 +459,8 @@ int mpa_rx_ulpdu(struct mpa_conn *c, struct mpa_ulpdu *u)
  * Markers skipped. The FPDU was validated as a whole before the view was
  * handed out.
  *
+ * Context: process context, socket locked: inside &mpa_kops.ulpdu for an
+ * in-kernel consumer.
  * Return: 0, -EINVAL for a range outside the ULPDU, -EFAULT.
  */
 int mpa_ulpdu_copy(const struct mpa_ulpdu *u, u32 off, struct iov_iter *to,
@@ -483,6 +490,7 @@ int mpa_ulpdu_copy(const struct mpa_ulpdu *u, u32 off, struct iov_iter *to,
 	}
 	return 0;
 }
+EXPORT_SYMBOL_GPL(mpa_ulpdu_copy);
 
 /**
  * mpa_rx_advance() - the consumer took @n more octets of the ULPDU
@@ -527,7 +535,7 @@ int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
 	if (flags & MSG_OOB)
 		return -EOPNOTSUPP;
 	while ((ret = mpa_rx_ulpdu(c, &u)) == -EAGAIN) {
-		ret = mpa_rx_idle(c, &eof);
+		ret = mpa_rx_end(c, &eof);
 		if (ret || eof)
 			return ret;
 		if (!timeo)
@@ -585,7 +593,7 @@ void mpa_rx_data_ready(struct mpa_conn *c)
 	bool ready = mpa_rx_probe(c);
 
 	if (READ_ONCE(c->rx_err) || (ready && READ_ONCE(c->tx_held)) ||
-	    mpa_rx_need_copy(c))
+	    (ready && c->kops) || mpa_rx_need_copy(c))
 		mpa_conn_schedule(c);
 	if (ready)
 		c->saved_data_ready(c->sk);

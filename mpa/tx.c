@@ -16,6 +16,7 @@
  * FPDUs of concurrent senders never interleave.
  */
 #include <linux/bvec.h>
+#include <linux/highmem.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <net/tcp.h>
@@ -33,9 +34,11 @@ static void mpa_tx_rec_free(struct mpa_conn *c, struct mpa_tx_rec *r)
 {
 	unsigned int i;
 
-	mpa_tx_charge(c, -(int)(r->len - r->sent));
+	mpa_tx_charge(c, -(int)r->charged);
 	for (i = 0; i < r->nr_chunks; i++)
 		put_page(r->chunks[i].page);
+	/* the consumer's pages may be reused once TCP lets go of them too */
+	net_zcopy_put(r->uarg);
 	kfree(r);
 }
 
@@ -66,6 +69,7 @@ static int mpa_tx_rec_grow(struct mpa_conn *c, struct mpa_tx_rec *r, u32 len)
 		}
 		pf->offset += n;
 		r->len += n;
+		r->charged += n;
 		mpa_tx_charge(c, n);
 	}
 	return 0;
@@ -218,6 +222,7 @@ static void mpa_tx_close_open(struct mpa_conn *c)
 	}
 	mpa_tx_rec_fill(r, NULL, false);
 	mpa_tx_charge(c, -(int)(r->len - r->lo.span));
+	r->charged -= r->len - r->lo.span;
 	r->len = r->lo.span;
 	list_add_tail(&r->list, &c->tx_queue);
 	c->tx_pos += r->len;
@@ -301,6 +306,148 @@ static int mpa_tx_one(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	return 0;
 }
 
+/* Add @len octets of the consumer's page at @off to @r's wire image. */
+static int mpa_tx_rec_page(struct mpa_tx_rec *r, struct page *page, u32 off,
+			   u32 len)
+{
+	struct mpa_tx_chunk *ch;
+
+	if (r->nr_chunks == MPA_TX_CHUNKS)
+		return -E2BIG;
+	ch = &r->chunks[r->nr_chunks++];
+	get_page(page);
+	ch->page = page;
+	ch->off = off;
+	ch->len = len;
+	r->len += len;
+	return 0;
+}
+
+/* Feed @len octets of a page range to the CRC register. */
+static u32 mpa_tx_page_crc(struct page *page, u32 off, u32 len, u32 crc)
+{
+	while (len) {
+		struct page *p = page + off / PAGE_SIZE;
+		u32 o = off % PAGE_SIZE, n = min_t(u32, len, PAGE_SIZE - o);
+		u8 *va = kmap_local_page(p);
+
+		crc = mpa_crc_update(crc, va + o, n);
+		kunmap_local(va);
+		off += n;
+		len -= n;
+	}
+	return crc;
+}
+
+/*
+ * Build @r referencing the ULPDU's pages, with Markers, ULPDU_Length, PAD
+ * and CRC in our own page fragments. Return: -E2BIG when it takes more
+ * pieces than a record holds.
+ */
+static int mpa_tx_rec_pages(struct mpa_conn *c, struct mpa_tx_rec *r,
+			    const struct bio_vec *bv, unsigned int nr_bv)
+{
+	const struct mpa_fpdu_layout *lo = &r->lo;
+	u32 crc = mpa_crc_init(), boff = 0;
+	struct mpa_piece_iter it;
+	u8 tmp[MPA_MARKER_SIZE];
+	struct mpa_piece p;
+	unsigned int i = 0;
+	int ret;
+
+	mpa_piece_iter_init(&it);
+	while (mpa_fpdu_next_piece(lo, &it, &p)) {
+		u32 left = p.len;
+
+		if (p.type != MPA_PIECE_ULPDU) {
+			/* our own octets: a fragment of our page_frag */
+			if (r->nr_chunks == MPA_TX_CHUNKS)
+				return -E2BIG;
+			ret = mpa_tx_rec_grow(c, r, r->len + p.len);
+			if (ret)
+				return r->nr_chunks == MPA_TX_CHUNKS ? -E2BIG :
+				       ret;
+			if (p.type == MPA_PIECE_CRC) {
+				mpa_crc_put(tmp, mpa_crc_final(crc));
+				mpa_tx_rec_write(r, p.off, tmp, p.len, NULL);
+			} else {
+				mpa_piece_fill(lo, &p, tmp);
+				mpa_tx_rec_write(r, p.off, tmp, p.len, &crc);
+			}
+			continue;
+		}
+		while (left) {
+			u32 n;
+
+			while (i < nr_bv && boff == bv[i].bv_len) {
+				i++;
+				boff = 0;
+			}
+			if (i == nr_bv)
+				return -EINVAL;
+			n = min(left, bv[i].bv_len - boff);
+			ret = mpa_tx_rec_page(r, bv[i].bv_page,
+					      bv[i].bv_offset + boff, n);
+			if (ret)
+				return ret;
+			crc = mpa_tx_page_crc(bv[i].bv_page,
+					      bv[i].bv_offset + boff, n, crc);
+			boff += n;
+			left -= n;
+		}
+	}
+	return 0;
+}
+
+/**
+ * mpa_tx_pages() - queue a ULPDU made of the consumer's pages
+ * @c: the connection, socket locked, in Full Operation
+ * @bv: the pages
+ * @nr_bv: how many entries
+ * @len: ULPDU length, 1..64768, at most what @bv holds
+ * @uarg: completion, with one reference for us; TCP's skbs take their own.
+ *	NULL: copy the pages now.
+ *
+ * The pages go to TCP without a copy, their CRC computed in place. When
+ * Markers would cut the ULPDU into more pieces than a record holds, it is
+ * copied instead (and @uarg completes as soon as it is).
+ *
+ * Return: 0 when queued, -EINVAL, -ENOMEM.
+ */
+int mpa_tx_pages(struct mpa_conn *c, const struct bio_vec *bv,
+		 unsigned int nr_bv, u32 len, struct ubuf_info *uarg)
+{
+	struct mpa_tx_rec *r;
+	struct iov_iter from;
+	int ret = -E2BIG;
+
+	if (!uarg)
+		goto copy;
+	r = mpa_tx_rec_new(c, len);
+	if (!r)
+		return -ENOMEM;
+	ret = mpa_tx_rec_pages(c, r, bv, nr_bv);
+	if (!ret) {
+		/* the consumer's pages are its own; our few octets go free */
+		mpa_tx_charge(c, -(int)r->charged);
+		r->charged = 0;
+		r->uarg = uarg;
+		r->ulpdu_len = len;
+		list_add_tail(&r->list, &c->tx_queue);
+		c->tx_pos += r->len;
+		return 0;
+	}
+	mpa_tx_rec_free(c, r);
+	if (ret != -E2BIG)
+		return ret;
+copy:
+	iov_iter_bvec(&from, ITER_SOURCE, bv, nr_bv, len);
+	ret = mpa_tx_one(c, &from, len);
+	if (!ret)
+		net_zcopy_put(uarg);
+	return ret;
+}
+
 /**
  * mpa_tx_pending() - are FPDUs waiting in MPA for TCP?
  * @c: the connection
@@ -353,6 +500,11 @@ int mpa_tx_push(struct mpa_conn *c)
 		}
 		msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL |
 				MSG_EOR;
+		if (r->uarg) {
+			/* TCP links its skbs to the completion */
+			msg.msg_flags ^= MSG_SPLICE_PAGES | MSG_ZEROCOPY;
+			msg.msg_ubuf = r->uarg;
+		}
 		if (!list_is_last(&r->list, &c->tx_queue))
 			msg.msg_flags |= MSG_MORE;
 		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, left);
@@ -360,8 +512,12 @@ int mpa_tx_push(struct mpa_conn *c)
 		if (ret <= 0)
 			break;
 		r->sent += ret;
-		c->tx_charged -= ret;
-		charged -= ret;
+		if (r->charged) {
+			/* a plain record is charged for all it has left */
+			r->charged -= ret;
+			c->tx_charged -= ret;
+			charged -= ret;
+		}
 		if (r->sent < r->len) {
 			ret = 0;	/* no room for the rest now */
 			break;
@@ -377,8 +533,13 @@ int mpa_tx_push(struct mpa_conn *c)
 	return ret == -EAGAIN ? 0 : ret;
 }
 
-/* May a new ULPDU be queued? (MPA's queue counts in sk_wmem_queued) */
-static bool mpa_tx_room(const struct mpa_conn *c)
+/**
+ * mpa_tx_room() - may a new ULPDU be queued?
+ * @c: the connection
+ *
+ * MPA's own queue counts in sk_wmem_queued, so this bounds it too.
+ */
+bool mpa_tx_room(const struct mpa_conn *c)
 {
 	return sk_stream_memory_free(c->sk);
 }

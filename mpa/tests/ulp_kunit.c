@@ -14,89 +14,9 @@
 
 #include "conn.h"
 #include "mpa.h"
+#include "pair.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
-
-struct mpa_test_pair {
-	struct socket *listener;
-	struct socket *client;
-	struct socket *server;
-};
-
-static int mpa_test_attach(struct socket *sock)
-{
-	char name[] = "mpa";
-
-	return sock->ops->setsockopt(sock, SOL_TCP, TCP_ULP,
-				     KERNEL_SOCKPTR(name), sizeof(name) - 1);
-}
-
-static void mpa_test_release(struct socket **sock)
-{
-	if (*sock) {
-		sock_release(*sock);
-		*sock = NULL;
-	}
-}
-
-static void mpa_test_pair_exit(void *data)
-{
-	struct mpa_test_pair *p = data;
-
-	mpa_test_release(&p->client);
-	mpa_test_release(&p->server);
-	mpa_test_release(&p->listener);
-}
-
-/* A listener on the loopback address of @family, bound to a free port. */
-static struct socket *mpa_test_listener(struct kunit *test, int family,
-					struct sockaddr_storage *addr)
-{
-	struct socket *sock;
-	int len;
-
-	KUNIT_ASSERT_EQ(test, 0, sock_create_kern(&init_net, family, SOCK_STREAM,
-						  IPPROTO_TCP, &sock));
-	memset(addr, 0, sizeof(*addr));
-	if (family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)addr;
-
-		sin->sin_family = AF_INET;
-		sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		len = sizeof(*sin);
-	} else {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)addr;
-
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_addr = in6addr_loopback;
-		len = sizeof(*sin6);
-	}
-	KUNIT_ASSERT_EQ(test, 0, kernel_bind(sock, (struct sockaddr *)addr, len));
-	KUNIT_ASSERT_EQ(test, 0, kernel_listen(sock, 4));
-	KUNIT_ASSERT_GT(test, kernel_getsockname(sock, (struct sockaddr *)addr), 0);
-	return sock;
-}
-
-static struct mpa_test_pair *mpa_test_pair_new(struct kunit *test, int family)
-{
-	struct sockaddr_storage addr;
-	struct mpa_test_pair *p;
-	int len;
-
-	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, mpa_test_pair_exit, p));
-
-	p->listener = mpa_test_listener(test, family, &addr);
-	len = family == AF_INET ? sizeof(struct sockaddr_in) :
-				  sizeof(struct sockaddr_in6);
-	KUNIT_ASSERT_EQ(test, 0, sock_create_kern(&init_net, family, SOCK_STREAM,
-						  IPPROTO_TCP, &p->client));
-	KUNIT_ASSERT_EQ(test, 0, kernel_connect(p->client, (struct sockaddr *)&addr,
-						len, 0));
-	KUNIT_ASSERT_EQ(test, 0, kernel_accept(p->listener, &p->server, 0));
-	return p;
-}
 
 static int mpa_test_refs(void)
 {

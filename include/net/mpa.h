@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * MPA (RFC 5044, RFC 6581) for in-kernel consumers: a DDP implementation,
+ * an iSER or NFS/RDMA-style user. The same connection object and the same
+ * data path as MPA sockets (Documentation/networking/mpa.rst).
+ */
+#ifndef _NET_MPA_H
+#define _NET_MPA_H
+
+#include <linux/bvec.h>
+#include <linux/net.h>
+#include <linux/skbuff.h>
+#include <linux/uio.h>
+#include <uapi/linux/mpa.h>
+
+struct mpa_conn;
+
+/**
+ * struct mpa_ulpdu - a received ULPDU, validated, still in TCP's queue
+ * @c: its connection
+ * @len: its length (1..64768)
+ * @done: octets taken already (0 unless the ULPDU was taken in parts)
+ *
+ * Place its octets with mpa_ulpdu_copy(). Valid only inside the
+ * &mpa_kops.ulpdu callback it was passed to.
+ */
+struct mpa_ulpdu {
+	struct mpa_conn *c;
+	u32 len;
+	u32 done;
+};
+
+/**
+ * struct mpa_kparams - how a kernel consumer runs the startup phase
+ * @role: %MPA_ROLE_INITIATOR (sends the Request) or %MPA_ROLE_RESPONDER
+ * @markers: we want Markers in what we receive (our M bit)
+ * @no_crc: we do not need CRCs (C=0). Refused with -EPERM unless the
+ *	administrator allowed it; even then CRCs are off only if both sides
+ *	say C=0 (RFC 5044 section 4.4)
+ * @revision: Initiator: the Rev to send: %MPA_REVISION_1 (default, 0 is
+ *	taken as 1 unless @rev0), or %MPA_REVISION_2 with @enhanced
+ * @rev0: Initiator: send Rev 0 (an upgraded RDMAC endpoint)
+ * @permissive: interoperate with a Rev 0 peer (RFC 5044 Appendix C)
+ * @enhanced: Rev 2 (RFC 6581): our IRD/ORD, peer-to-peer and RTR types
+ *	(offered by an Initiator, accepted by a Responder); ignored for Rev 1
+ * @pd: Initiator: the Request's Private Data (copied), or NULL
+ * @pd_len: its length: at most 512 octets, 508 with Rev 2
+ * @timeout_ms: startup timeout; 0 for the module's default
+ */
+struct mpa_kparams {
+	u32 role;
+	bool markers;
+	bool no_crc;
+	u8 revision;
+	bool rev0;
+	bool permissive;
+	struct mpa_enhanced enhanced;
+	const void *pd;
+	u32 pd_len;
+	u32 timeout_ms;
+};
+
+/**
+ * struct mpa_kops - what MPA tells a kernel consumer
+ * @request: Responder: a valid Request arrived. Judge its Private Data and
+ *	answer with mpa_kaccept() or mpa_kreject(), here or later from any
+ *	process context (the startup timeout does not run meanwhile)
+ * @reply: Initiator: the Reply arrived (&mpa_frame_info.flags has
+ *	%MPA_FRAME_REJECT if the Responder rejected); @established or
+ *	@error follows
+ * @established: Full Operation: ULPDUs may be sent (a Responder's are
+ *	held until the Initiator's first valid FPDU arrived, R-7.1.2-15) and
+ *	arrive. mpa_kresult() tells what was negotiated
+ * @ulpdu: a ULPDU arrived, whole and validated (CRC and Markers). Place it
+ *	with mpa_ulpdu_copy() and return 0 once it is taken; return -EAGAIN
+ *	to leave it queued: TCP's window closes, nothing is dropped, and
+ *	@ulpdu is called with it again after mpa_kresume()
+ * @error: the connection failed: a startup error (code 4, or 1 when TCP
+ *	closed; the startup is over and TCP closed), a CRC (2) or Marker (3)
+ *	error (no more ULPDUs arrive; sending still works, e.g. for a
+ *	Terminate), or a reset (1). Called once per error
+ * @closed: the peer closed its half after its last whole ULPDU (a FIN at
+ *	an FPDU boundary); sending still works
+ * @writable: mpa_ksend() failed with -EAGAIN earlier; there is room now
+ *
+ * Context: every callback runs in process context with the socket locked,
+ * from MPA's work item or from the consumer's own call into MPA. A callback
+ * may call mpa_kaccept(), mpa_kreject(), mpa_ksend(), mpa_kresume(),
+ * mpa_kresult(), mpa_kmulpdu() and mpa_ulpdu_copy() on its connection; it
+ * must not call mpa_kdetach() nor release the socket, and should not block
+ * for long (the socket stays locked). Any callback may be NULL.
+ */
+struct mpa_kops {
+	void (*request)(struct mpa_conn *c, void *priv,
+			const struct mpa_frame_info *req, const void *pd,
+			u32 pd_len);
+	void (*reply)(struct mpa_conn *c, void *priv,
+		      const struct mpa_frame_info *rep, const void *pd,
+		      u32 pd_len);
+	void (*established)(struct mpa_conn *c, void *priv);
+	int (*ulpdu)(struct mpa_conn *c, void *priv, struct mpa_ulpdu *u);
+	void (*error)(struct mpa_conn *c, void *priv,
+		      const struct mpa_error_info *err);
+	void (*closed)(struct mpa_conn *c, void *priv);
+	void (*writable)(struct mpa_conn *c, void *priv);
+};
+
+/**
+ * struct mpa_ktx - a zero-copy send in flight
+ * @done: called once TCP holds no more references to the pages of the
+ *	ULPDU (the peer acknowledged them, or the connection is gone): the
+ *	pages may be reused. May run in any context, softirq included.
+ * @ubuf: private: the kernel's zero-copy completion carrier
+ *
+ * The consumer owns the structure and must keep it alive until @done.
+ */
+struct mpa_ktx {
+	void (*done)(struct mpa_ktx *tx);
+	struct ubuf_info ubuf;
+};
+
+struct mpa_conn *mpa_kattach(struct socket *sock,
+			     const struct mpa_kparams *params,
+			     const struct mpa_kops *ops, void *priv);
+void mpa_kdetach(struct mpa_conn *c);
+int mpa_kaccept(struct mpa_conn *c, const void *pd, u32 pd_len);
+int mpa_kreject(struct mpa_conn *c, const void *pd, u32 pd_len);
+int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
+	      unsigned int nr_bv, u32 len, struct mpa_ktx *tx);
+int mpa_ulpdu_copy(const struct mpa_ulpdu *u, u32 off, struct iov_iter *to,
+		   u32 len);
+void mpa_kresume(struct mpa_conn *c);
+int mpa_kresult(struct mpa_conn *c, struct mpa_result *res);
+u32 mpa_kmulpdu(struct mpa_conn *c);
+
+#endif /* _NET_MPA_H */

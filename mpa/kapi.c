@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The in-kernel consumers' face of an MPA connection (include/net/mpa.h):
+ * the same connection object, startup state machine and data path as MPA
+ * sockets, driven by calls and callbacks instead of socket options.
+ *
+ * Callbacks are made by mpa_kapi_run(), under the socket lock, from the
+ * connection's work item and at the end of each call into this API. It
+ * reports what changed since it last ran (state, errors, the end of the
+ * stream) and hands over ULPDUs until the consumer pauses. A callback may
+ * call back into the API: the socket is then already locked by the same
+ * task, which @kcb_task tells.
+ */
+#include <linux/export.h>
+#include <linux/skbuff.h>
+#include <net/tcp.h>
+
+#include "conn.h"
+#include "mpa.h"
+
+static bool mpa_kin_callback(const struct mpa_conn *c)
+{
+	return READ_ONCE(c->kcb_task) == current;
+}
+
+/* Lock the socket unless a callback of ours already holds it. */
+static bool mpa_klock(struct mpa_conn *c)
+{
+	if (mpa_kin_callback(c))
+		return false;
+	lock_sock(c->sk);
+	return true;
+}
+
+static void mpa_kunlock(struct mpa_conn *c, bool locked)
+{
+	if (!locked)
+		return;
+	mpa_kapi_run(c);
+	release_sock(c->sk);
+}
+
+static void mpa_kreport_frame(struct mpa_conn *c, bool request)
+{
+	const struct mpa_kops *ops = c->kops;
+	struct mpa_frame_info fi;
+
+	if (!c->have_peer || !(request ? ops->request : ops->reply))
+		return;
+	mpa_conn_frame_info(c, &fi);
+	if (request)
+		ops->request(c, c->kpriv, &fi, c->peer.pd, c->peer.ulp_pd_len);
+	else
+		ops->reply(c, c->kpriv, &fi, c->peer.pd, c->peer.ulp_pd_len);
+}
+
+static void mpa_kreport_error(struct mpa_conn *c)
+{
+	if (c->kended)
+		return;
+	c->kended = true;
+	if (c->kops->error)
+		c->kops->error(c, c->kpriv, &c->err);
+}
+
+/* Tell the consumer about a state it has not seen yet. */
+static void mpa_kreport_state(struct mpa_conn *c, u8 state)
+{
+	const struct mpa_kops *ops = c->kops;
+	bool initiator = c->role == MPA_ROLE_INITIATOR;
+
+	switch (state) {
+	case MPA_STATE_REQUEST_RECEIVED:
+		mpa_kreport_frame(c, true);
+		break;
+	case MPA_STATE_FULL:
+		if (initiator)
+			mpa_kreport_frame(c, false);
+		if (ops->established)
+			ops->established(c, c->kpriv);
+		break;
+	case MPA_STATE_REJECTED:
+		/* a Responder rejected itself: nothing to tell it */
+		if (initiator) {
+			mpa_kreport_frame(c, false);
+			mpa_kreport_error(c);
+		}
+		break;
+	case MPA_STATE_FAILED:
+		if (initiator && c->have_peer)
+			mpa_kreport_frame(c, false);
+		mpa_kreport_error(c);
+		break;
+	}
+}
+
+/* Full Operation: hand over ULPDUs; report errors and the end. */
+static void mpa_kdeliver(struct mpa_conn *c)
+{
+	const struct mpa_kops *ops = c->kops;
+	struct mpa_ulpdu u;
+	bool eof;
+	int ret;
+
+	while (!c->kpaused && !c->kended) {
+		ret = mpa_rx_ulpdu(c, &u);
+		if (ret == -EAGAIN) {
+			/* nothing whole: has the stream ended? */
+			ret = mpa_rx_end(c, &eof);
+			if (ret || c->rx_err) {
+				if (!c->err.errnum)
+					c->err.errnum = -ret;
+				mpa_kreport_error(c);
+			} else if (eof) {
+				c->kended = true;
+				if (ops->closed)
+					ops->closed(c, c->kpriv);
+			}
+			return;
+		}
+		if (ret) {
+			mpa_kreport_error(c);	/* CRC, Marker: code 2, 3 */
+			return;
+		}
+		/* mpa_kresume() from inside the callback clears it again */
+		c->kpaused = true;
+		ret = ops->ulpdu ? ops->ulpdu(c, c->kpriv, &u) : 0;
+		if (ret == -EAGAIN) {
+			/* back-pressure: it stays queued, the window closes */
+			continue;
+		}
+		c->kpaused = false;
+		mpa_rx_advance(c, u.len - u.done);
+	}
+}
+
+/**
+ * mpa_kapi_run() - tell an in-kernel consumer what happened
+ * @c: the connection, socket locked, process context
+ */
+void mpa_kapi_run(struct mpa_conn *c)
+{
+	u8 state;
+
+	if (!c->kops || c->kbusy)
+		return;
+	c->kbusy = true;
+	WRITE_ONCE(c->kcb_task, current);
+	for (;;) {
+		state = mpa_conn_state(c);
+		if (state == c->kseen)
+			break;
+		c->kseen = state;
+		mpa_kreport_state(c, state);
+	}
+	if (state == MPA_STATE_FULL) {
+		mpa_kdeliver(c);
+		if (c->kwant_room && mpa_tx_room(c)) {
+			c->kwant_room = false;
+			if (c->kops->writable)
+				c->kops->writable(c, c->kpriv);
+		}
+	}
+	WRITE_ONCE(c->kcb_task, NULL);
+	c->kbusy = false;
+}
+
+static int mpa_kcheck_params(const struct mpa_kparams *p)
+{
+	u32 max_pd = MPA_MAX_PRIVATE_DATA;
+
+	if (p->role != MPA_ROLE_INITIATOR && p->role != MPA_ROLE_RESPONDER)
+		return -EINVAL;
+	if (p->revision > MPA_REVISION_2 || (p->rev0 && p->revision))
+		return -EINVAL;
+	if (p->enhanced.reserved ||
+	    p->enhanced.flags & ~MPA_ENH_PEER_TO_PEER ||
+	    p->enhanced.rtr & ~MPA_RTR_ALL ||
+	    p->enhanced.ird > MPA_IRD_ORD_MAX ||
+	    p->enhanced.ord > MPA_IRD_ORD_MAX)
+		return -EINVAL;
+	if (p->revision == MPA_REVISION_2)
+		max_pd = MPA_V2_PRIVATE_DATA;
+	if (p->pd_len > max_pd || (p->pd_len && !p->pd))
+		return -EMSGSIZE;
+	/* RFC 5044 section 4.4: only the administrator turns CRCs off */
+	if (p->no_crc && !READ_ONCE(mpa_allow_crc_off))
+		return -EPERM;
+	return 0;
+}
+
+static void mpa_kconfigure(struct mpa_conn *c, const struct mpa_kparams *p)
+{
+	struct mpa_policy *pol = &c->policy;
+
+	c->role = p->role;
+	pol->markers = p->markers;
+	pol->crc = !p->no_crc;
+	pol->rev = p->rev0 ? MPA_REVISION_0 :
+		   p->revision ? p->revision : MPA_REVISION_1;
+	pol->permissive = p->permissive;
+	if (pol->rev == MPA_REVISION_2 || p->role == MPA_ROLE_RESPONDER) {
+		pol->ird = p->enhanced.ird;
+		pol->ord = p->enhanced.ord;
+		pol->p2p = p->enhanced.flags & MPA_ENH_PEER_TO_PEER;
+		pol->rtr = p->enhanced.rtr;
+	}
+	if (p->pd_len)
+		memcpy(c->local_pd, p->pd, p->pd_len);
+	c->local_pd_len = p->pd_len;
+	if (p->timeout_ms)
+		c->timeout_ms = p->timeout_ms;
+}
+
+/**
+ * mpa_kattach() - run MPA on a connected kernel TCP socket
+ * @sock: the socket, connected (IPv4 or IPv6); it stays the consumer's
+ * @params: role and startup choices (copied)
+ * @ops: the consumer's callbacks; must stay valid until mpa_kdetach()
+ * @priv: passed to them
+ *
+ * Attaches the "mpa" ULP and starts the startup phase: an Initiator sends
+ * its Request, a Responder waits for one. What follows arrives through
+ * @ops, from process context. The socket is the consumer's to release
+ * (after mpa_kdetach()); releasing it sends what MPA still holds, then
+ * closes TCP.
+ *
+ * Context: process context, the socket not locked.
+ * Return: the connection, or an ERR_PTR(): -EINVAL for bad arguments,
+ * -EMSGSIZE for too much Private Data, -EPERM for C=0 without the
+ * administrator's leave, -ENOTCONN if @sock is not connected, -EEXIST if
+ * it has a ULP already. On error the socket is unchanged, or, if MPA got
+ * attached, in the plain-stream state.
+ */
+struct mpa_conn *mpa_kattach(struct socket *sock,
+			     const struct mpa_kparams *params,
+			     const struct mpa_kops *ops, void *priv)
+{
+	char name[] = MPA_ULP_NAME;
+	struct mpa_conn *c;
+	struct sock *sk;
+	int ret;
+
+	if (!sock || !sock->sk || !params || !ops)
+		return ERR_PTR(-EINVAL);
+	sk = sock->sk;
+	if (!sk_is_tcp(sk))
+		return ERR_PTR(-EINVAL);
+	ret = mpa_kcheck_params(params);
+	if (ret)
+		return ERR_PTR(ret);
+	ret = sock->ops->setsockopt(sock, SOL_TCP, TCP_ULP,
+				    KERNEL_SOCKPTR(name), sizeof(name) - 1);
+	if (ret)
+		return ERR_PTR(ret);
+
+	lock_sock(sk);
+	c = mpa_conn(sk);
+	mpa_kconfigure(c, params);
+	c->kseen = MPA_STATE_STREAMING;
+	c->kpriv = priv;
+	WRITE_ONCE(c->kops, ops);
+	ret = mpa_startup_start(c);
+	if (ret) {
+		WRITE_ONCE(c->kops, NULL);
+		release_sock(sk);
+		return ERR_PTR(ret);
+	}
+	mpa_kapi_run(c);
+	release_sock(sk);
+	return c;
+}
+EXPORT_SYMBOL_GPL(mpa_kattach);
+
+/**
+ * mpa_kdetach() - no more callbacks
+ * @c: the connection
+ *
+ * Once it returns no callback runs or is running, and none will; the
+ * consumer may then free what @priv points to and release the socket.
+ *
+ * Context: process context, not from a callback.
+ */
+void mpa_kdetach(struct mpa_conn *c)
+{
+	lock_sock(c->sk);
+	WRITE_ONCE(c->kops, NULL);
+	release_sock(c->sk);
+}
+EXPORT_SYMBOL_GPL(mpa_kdetach);
+
+static int mpa_kanswer(struct mpa_conn *c, bool reject, const void *pd,
+		       u32 pd_len)
+{
+	bool locked;
+	int ret;
+
+	if (pd_len && !pd)
+		return -EINVAL;
+	locked = mpa_klock(c);
+	ret = mpa_startup_answer(c, reject, pd, pd_len);
+	mpa_kunlock(c, locked);
+	return ret;
+}
+
+/**
+ * mpa_kaccept() - the Responder accepts the Request: Full Operation
+ * @c: the connection, after &mpa_kops.request
+ * @pd: the Reply's Private Data (copied), or NULL
+ * @pd_len: its length: at most 512 octets, 508 with Rev 2
+ *
+ * Context: process context, from a callback or not.
+ * Return: 0, -EINVAL when no Request waits for an answer, -EMSGSIZE.
+ */
+int mpa_kaccept(struct mpa_conn *c, const void *pd, u32 pd_len)
+{
+	return mpa_kanswer(c, false, pd, pd_len);
+}
+EXPORT_SYMBOL_GPL(mpa_kaccept);
+
+/**
+ * mpa_kreject() - the Responder rejects the Request (R=1)
+ * @c: the connection, after &mpa_kops.request
+ * @pd: the Reply's Private Data (copied), or NULL
+ * @pd_len: its length
+ *
+ * MPA is left and TCP stays open (RFC 5044 7.1.2, R-7.1.2-13): the consumer
+ * closes the socket when it likes. &mpa_kops.error reports the reject.
+ *
+ * Context: process context, from a callback or not.
+ * Return: 0, -EINVAL when no Request waits for an answer, -EMSGSIZE.
+ */
+int mpa_kreject(struct mpa_conn *c, const void *pd, u32 pd_len)
+{
+	return mpa_kanswer(c, true, pd, pd_len);
+}
+EXPORT_SYMBOL_GPL(mpa_kreject);
+
+static void mpa_ktx_complete(struct sk_buff *skb, struct ubuf_info *uarg,
+			     bool zerocopy_success)
+{
+	struct mpa_ktx *tx = container_of(uarg, struct mpa_ktx, ubuf);
+
+	if (refcount_dec_and_test(&uarg->refcnt))
+		tx->done(tx);
+}
+
+static const struct ubuf_info_ops mpa_ktx_ops = {
+	.complete = mpa_ktx_complete,
+};
+
+/**
+ * mpa_ksend() - send one ULPDU made of pages, without copying them
+ * @c: the connection, in Full Operation
+ * @bv: the ULPDU's pages
+ * @nr_bv: entries in @bv
+ * @len: ULPDU length: 1..64768, at most what @bv covers
+ * @tx: completion: @tx->done runs once TCP no longer references the pages
+ *	(then they may be reused), or NULL to have the pages copied now
+ *
+ * Zero copy: the pages are handed to TCP by reference, as MSG_ZEROCOPY
+ * does, with ULPDU_Length, Markers, PAD and the CRC in MPA's own page
+ * fragments; the CRC is computed over the pages in place, so the pages
+ * must not change until @tx->done (a retransmission must carry the same
+ * octets). Where Markers would cut the ULPDU into more pieces than an FPDU
+ * record holds (long ULPDUs with Markers), the pages are copied instead
+ * and @tx->done runs before mpa_ksend() returns. A ULPDU of at most
+ * mpa_kmulpdu() octets goes out in one TCP segment. A Responder's ULPDUs
+ * are held until the Initiator's first valid FPDU arrived (R-7.1.2-15).
+ *
+ * Context: process context, from a callback or not.
+ * Return: 0 when queued (@tx->done will run); -EAGAIN when the socket's
+ * send buffer is full (&mpa_kops.writable tells when to retry); -EINVAL,
+ * -EMSGSIZE for a bad length; -ENOTCONN before Full Operation; -EPIPE
+ * once TCP is closed for sending; -ENOMEM.
+ */
+int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
+	      unsigned int nr_bv, u32 len, struct mpa_ktx *tx)
+{
+	struct sock *sk = c->sk;
+	unsigned int i;
+	bool locked;
+	u64 have = 0;
+	int ret;
+
+	if (!len || !bv || (tx && !tx->done))
+		return -EINVAL;
+	if (len > MPA_MAX_ULPDU)
+		return -EMSGSIZE;
+	for (i = 0; i < nr_bv; i++)
+		have += bv[i].bv_len;
+	if (have < len)
+		return -EINVAL;
+
+	locked = mpa_klock(c);
+	if (!mpa_conn_full(c)) {
+		ret = -ENOTCONN;
+	} else if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) ||
+		   !((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))) {
+		ret = -EPIPE;
+	} else if (c->tx_open || !mpa_tx_room(c)) {
+		c->kwant_room = true;
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		ret = -EAGAIN;
+	} else if (tx) {
+		tx->ubuf.ops = &mpa_ktx_ops;
+		tx->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
+		refcount_set(&tx->ubuf.refcnt, 1);
+		ret = mpa_tx_pages(c, bv, nr_bv, len, &tx->ubuf);
+	} else {
+		ret = mpa_tx_pages(c, bv, nr_bv, len, NULL);
+	}
+	if (!ret)
+		mpa_tx_push(c);
+	mpa_kunlock(c, locked);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_ksend);
+
+/**
+ * mpa_kresume() - the consumer takes ULPDUs again
+ * @c: the connection
+ *
+ * After &mpa_kops.ulpdu returned -EAGAIN: it is called again with the same
+ * ULPDU, soon, from MPA's work item.
+ *
+ * Context: any context.
+ */
+void mpa_kresume(struct mpa_conn *c)
+{
+	if (mpa_kin_callback(c)) {
+		c->kpaused = false;
+		return;
+	}
+	set_bit(MPA_EV_RESUME, &c->events);
+	mpa_conn_schedule(c);
+}
+EXPORT_SYMBOL_GPL(mpa_kresume);
+
+/**
+ * mpa_kresult() - what the startup phase negotiated
+ * @c: the connection
+ * @res: filled in: revision (DDP needs it, RFC 5044 section 3), Markers
+ *	each way, CRC, Rev 2's IRD/ORD and RTR type, the current MULPDU
+ *
+ * Context: process context, from a callback or not.
+ * Return: 0, or -ENOTCONN before Full Operation.
+ */
+int mpa_kresult(struct mpa_conn *c, struct mpa_result *res)
+{
+	bool locked = mpa_klock(c);
+	int ret = -ENOTCONN;
+
+	if (mpa_conn_full(c)) {
+		mpa_conn_result(c, res);
+		ret = 0;
+	}
+	mpa_kunlock(c, locked);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_kresult);
+
+/**
+ * mpa_kmulpdu() - the largest ULPDU that fits one TCP segment now
+ * @c: the connection, in Full Operation
+ *
+ * Follows TCP's current MSS and whether we send Markers (RFC 5044 4.5).
+ *
+ * Context: any context.
+ * Return: MULPDU, 128..64768.
+ */
+u32 mpa_kmulpdu(struct mpa_conn *c)
+{
+	return mpa_conn_mulpdu(c);
+}
+EXPORT_SYMBOL_GPL(mpa_kmulpdu);

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the in-kernel consumer API (include/net/mpa.h): argument
+ * checks and error paths, and kernel-to-kernel exchanges over loopback.
+ */
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <net/mpa.h>
+
+#include "conn.h"
+#include "pair.h"
+
+#define KAPI_WAIT	(10 * HZ)
+
+struct kapi_end {
+	struct completion established;
+	struct completion request;
+	struct completion ulpdu;
+	struct completion error;
+	struct completion closed;
+	struct completion tx_done;
+	struct mpa_ktx tx;
+	struct mpa_error_info err;
+	u8 peer_pd[MPA_MAX_PRIVATE_DATA];
+	u32 peer_pd_len;
+	u8 got[MPA_MAX_ULPDU];
+	u32 got_len;
+	int ulpdus;
+	int pauses;		/* return -EAGAIN this many times */
+	bool reject;
+	bool accept_later;
+};
+
+static struct kapi_end *kapi_end_new(struct kunit *test)
+{
+	struct kapi_end *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	init_completion(&e->established);
+	init_completion(&e->request);
+	init_completion(&e->ulpdu);
+	init_completion(&e->error);
+	init_completion(&e->closed);
+	init_completion(&e->tx_done);
+	return e;
+}
+
+static void kapi_request(struct mpa_conn *c, void *priv,
+			 const struct mpa_frame_info *req, const void *pd,
+			 u32 pd_len)
+{
+	struct kapi_end *e = priv;
+
+	memcpy(e->peer_pd, pd, pd_len);
+	e->peer_pd_len = pd_len;
+	complete(&e->request);
+	if (e->accept_later)
+		return;
+	if (e->reject)
+		mpa_kreject(c, "no", 2);
+	else
+		mpa_kaccept(c, "yes", 3);
+}
+
+static void kapi_reply(struct mpa_conn *c, void *priv,
+		       const struct mpa_frame_info *rep, const void *pd,
+		       u32 pd_len)
+{
+	struct kapi_end *e = priv;
+
+	memcpy(e->peer_pd, pd, pd_len);
+	e->peer_pd_len = pd_len;
+}
+
+static void kapi_established(struct mpa_conn *c, void *priv)
+{
+	complete(&((struct kapi_end *)priv)->established);
+}
+
+static int kapi_ulpdu(struct mpa_conn *c, void *priv, struct mpa_ulpdu *u)
+{
+	struct kapi_end *e = priv;
+	struct iov_iter to;
+	struct kvec kv;
+
+	if (e->pauses) {
+		e->pauses--;
+		mpa_kresume(c);		/* from a callback: right away */
+		return -EAGAIN;
+	}
+	kv.iov_base = e->got;
+	kv.iov_len = u->len;
+	iov_iter_kvec(&to, ITER_DEST, &kv, 1, u->len);
+	if (mpa_ulpdu_copy(u, 0, &to, u->len))
+		return 0;
+	e->got_len = u->len;
+	e->ulpdus++;
+	complete(&e->ulpdu);
+	return 0;
+}
+
+static void kapi_error(struct mpa_conn *c, void *priv,
+		       const struct mpa_error_info *err)
+{
+	struct kapi_end *e = priv;
+
+	e->err = *err;
+	complete(&e->error);
+}
+
+static void kapi_closed(struct mpa_conn *c, void *priv)
+{
+	complete(&((struct kapi_end *)priv)->closed);
+}
+
+static const struct mpa_kops kapi_ops = {
+	.request = kapi_request,
+	.reply = kapi_reply,
+	.established = kapi_established,
+	.ulpdu = kapi_ulpdu,
+	.error = kapi_error,
+	.closed = kapi_closed,
+};
+
+static void kapi_tx_done(struct mpa_ktx *tx)
+{
+	struct kapi_end *e = container_of(tx, struct kapi_end, tx);
+
+	complete(&e->tx_done);
+}
+
+static const struct mpa_kparams kapi_initiator = {
+	.role = MPA_ROLE_INITIATOR,
+	.markers = true,
+	.pd = "hello",
+	.pd_len = 5,
+};
+
+static const struct mpa_kparams kapi_responder = {
+	.role = MPA_ROLE_RESPONDER,
+	.markers = true,
+};
+
+static void kapi_detach(void *data)
+{
+	mpa_kdetach(data);
+}
+
+static struct mpa_conn *kapi_attach(struct kunit *test, struct socket *sock,
+				    const struct mpa_kparams *p,
+				    struct kapi_end *e)
+{
+	struct mpa_conn *c = mpa_kattach(sock, p, &kapi_ops, e);
+
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(c), "mpa_kattach: %ld",
+			       PTR_ERR(c));
+	/* before the pair's sockets are released (actions run in reverse) */
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, kapi_detach,
+							   c));
+	return c;
+}
+
+static bool kapi_wait(struct completion *done)
+{
+	return wait_for_completion_timeout(done, KAPI_WAIT) > 0;
+}
+
+/* Bad arguments fail without touching the socket. */
+static void kapi_attach_args(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct mpa_kparams p = kapi_initiator;
+	u8 pd[MPA_MAX_PRIVATE_DATA + 1] = {};
+	bool allow = READ_ONCE(mpa_allow_crc_off);
+
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			PTR_ERR(mpa_kattach(NULL, &p, &kapi_ops, NULL)));
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			PTR_ERR(mpa_kattach(pair->client, NULL, &kapi_ops,
+					    NULL)));
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			PTR_ERR(mpa_kattach(pair->client, &p, NULL, NULL)));
+	p.role = 3;
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			PTR_ERR(mpa_kattach(pair->client, &p, &kapi_ops, NULL)));
+	p = kapi_initiator;
+	p.revision = 3;
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			PTR_ERR(mpa_kattach(pair->client, &p, &kapi_ops, NULL)));
+	p = kapi_initiator;
+	p.enhanced.ird = MPA_IRD_ORD_MAX + 1;
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			PTR_ERR(mpa_kattach(pair->client, &p, &kapi_ops, NULL)));
+	p = kapi_initiator;
+	p.pd = pd;
+	p.pd_len = MPA_MAX_PRIVATE_DATA + 1;
+	KUNIT_EXPECT_EQ(test, -EMSGSIZE,
+			PTR_ERR(mpa_kattach(pair->client, &p, &kapi_ops, NULL)));
+	p.pd_len = MPA_V2_PRIVATE_DATA + 1;
+	p.revision = MPA_REVISION_2;
+	KUNIT_EXPECT_EQ(test, -EMSGSIZE,
+			PTR_ERR(mpa_kattach(pair->client, &p, &kapi_ops, NULL)));
+	p = kapi_initiator;
+	p.no_crc = true;
+	WRITE_ONCE(mpa_allow_crc_off, false);
+	KUNIT_EXPECT_EQ(test, -EPERM,
+			PTR_ERR(mpa_kattach(pair->client, &p, &kapi_ops, NULL)));
+	WRITE_ONCE(mpa_allow_crc_off, allow);
+	/* none of it attached MPA */
+	KUNIT_EXPECT_NULL(test, inet_csk(pair->client->sk)->icsk_ulp_ops);
+
+	/* a listener is not a connection; a socket takes one ULP only */
+	KUNIT_EXPECT_EQ(test, -ENOTCONN,
+			PTR_ERR(mpa_kattach(pair->listener, &kapi_initiator,
+					    &kapi_ops, NULL)));
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_attach(pair->server));
+	KUNIT_EXPECT_EQ(test, -EEXIST,
+			PTR_ERR(mpa_kattach(pair->server, &kapi_responder,
+					    &kapi_ops, NULL)));
+}
+
+/* Before Full Operation nothing may be sent; lengths are checked. */
+static void kapi_send_args(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *e = kapi_end_new(test);
+	struct page *page = alloc_page(GFP_KERNEL);
+	struct bio_vec bv;
+	struct mpa_conn *c;
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	bvec_set_page(&bv, page, PAGE_SIZE, 0);
+	c = kapi_attach(test, pair->server, &kapi_responder, e);
+	KUNIT_EXPECT_EQ(test, -ENOTCONN, mpa_ksend(c, &bv, 1, 10, NULL));
+	KUNIT_EXPECT_EQ(test, -EINVAL, mpa_ksend(c, &bv, 1, 0, NULL));
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			mpa_ksend(c, &bv, 1, PAGE_SIZE + 1, NULL));
+	KUNIT_EXPECT_EQ(test, -EMSGSIZE,
+			mpa_ksend(c, &bv, 1, MPA_MAX_ULPDU + 1, NULL));
+	KUNIT_EXPECT_EQ(test, -EINVAL, mpa_kaccept(c, NULL, 0));
+	KUNIT_EXPECT_EQ(test, -EINVAL, mpa_kreject(c, NULL, 3));
+	KUNIT_EXPECT_EQ(test, -ENOTCONN, mpa_kresult(c, &(struct mpa_result){}));
+	__free_page(page);
+}
+
+/* Kernel to kernel: negotiate, zero-copy send with Markers, place. */
+static void kapi_exchange(struct kunit *test, int family, u32 len,
+			  int pauses)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, family);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct mpa_conn *ci;
+	struct bio_vec bv[17];
+	struct page *pages[17];
+	struct mpa_result res;
+	unsigned int i, n = DIV_ROUND_UP(len, PAGE_SIZE);
+	u32 left = len;
+
+	er->pauses = pauses;
+	kapi_attach(test, pair->server, &kapi_responder, er);
+	ci = kapi_attach(test, pair->client, &kapi_initiator, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->request));
+	KUNIT_EXPECT_EQ(test, 5U, er->peer_pd_len);
+	KUNIT_EXPECT_MEMEQ(test, er->peer_pd, "hello", 5);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+	KUNIT_EXPECT_EQ(test, 3U, ei->peer_pd_len);
+	KUNIT_EXPECT_MEMEQ(test, ei->peer_pd, "yes", 3);
+	KUNIT_ASSERT_EQ(test, 0, mpa_kresult(ci, &res));
+	KUNIT_EXPECT_EQ(test, MPA_REVISION_1, res.revision);
+	KUNIT_EXPECT_TRUE(test, res.flags & MPA_RESULT_TX_MARKERS);
+	KUNIT_EXPECT_TRUE(test, res.flags & MPA_RESULT_CRC);
+	KUNIT_EXPECT_EQ(test, res.mulpdu, mpa_kmulpdu(ci));
+
+	for (i = 0; i < n; i++) {
+		u32 k = min_t(u32, left, PAGE_SIZE);
+
+		pages[i] = alloc_page(GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, pages[i]);
+		memset(page_address(pages[i]), 'a' + i, PAGE_SIZE);
+		bvec_set_page(&bv[i], pages[i], k, 0);
+		left -= k;
+	}
+	ei->tx.done = kapi_tx_done;
+	KUNIT_ASSERT_EQ(test, 0, mpa_ksend(ci, bv, n, len, &ei->tx));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, len, er->got_len);
+	KUNIT_EXPECT_EQ(test, 1, er->ulpdus);
+	KUNIT_EXPECT_EQ(test, 0, er->pauses);
+	for (i = 0; i < len; i += 509)
+		KUNIT_ASSERT_EQ(test, (int)('a' + i / PAGE_SIZE),
+				(int)er->got[i]);
+	/* TCP let go of the pages: they may be reused */
+	KUNIT_EXPECT_TRUE(test, kapi_wait(&ei->tx_done));
+	for (i = 0; i < n; i++)
+		__free_page(pages[i]);
+
+	/* the Initiator closes: the Responder hears of it */
+	kernel_sock_shutdown(pair->client, SHUT_WR);
+	KUNIT_EXPECT_TRUE(test, kapi_wait(&er->closed));
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->error));
+}
+
+static void kapi_exchange_ipv4(struct kunit *test)
+{
+	kapi_exchange(test, AF_INET, 1000, 0);
+}
+
+static void kapi_exchange_ipv6_large(struct kunit *test)
+{
+	/* Markers cut it into too many pieces: copied, done at once */
+	kapi_exchange(test, AF_INET6, MPA_MAX_ULPDU, 0);
+}
+
+static void kapi_exchange_paused(struct kunit *test)
+{
+	kapi_exchange(test, AF_INET, 3000, 2);
+}
+
+/* The Responder rejects: the Initiator's error tells, with the reply. */
+static void kapi_reject(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+
+	er->reject = true;
+	kapi_attach(test, pair->server, &kapi_responder, er);
+	kapi_attach(test, pair->client, &kapi_initiator, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->error));
+	KUNIT_EXPECT_EQ(test, (u32)MPA_REASON_REJECTED, ei->err.reason);
+	KUNIT_EXPECT_EQ(test, ECONNREFUSED, ei->err.errnum);
+	KUNIT_EXPECT_EQ(test, 2U, ei->peer_pd_len);
+	KUNIT_EXPECT_MEMEQ(test, ei->peer_pd, "no", 2);
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->error));
+	KUNIT_EXPECT_FALSE(test, completion_done(&ei->established));
+}
+
+/* Two Initiators: both fail with code 4 (Initiator/Initiator). */
+static void kapi_two_initiators(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET6);
+	struct kapi_end *e1 = kapi_end_new(test), *e2 = kapi_end_new(test);
+
+	kapi_attach(test, pair->server, &kapi_initiator, e1);
+	kapi_attach(test, pair->client, &kapi_initiator, e2);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&e1->error));
+	KUNIT_EXPECT_EQ(test, (u32)MPA_ERR_STARTUP, e1->err.code);
+	KUNIT_EXPECT_EQ(test, (u32)MPA_REASON_INIT_INIT, e1->err.reason);
+}
+
+/* The answer may come later, from outside a callback. */
+static void kapi_accept_later(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct mpa_conn *cr;
+
+	er->accept_later = true;
+	cr = kapi_attach(test, pair->server, &kapi_responder, er);
+	kapi_attach(test, pair->client, &kapi_initiator, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->request));
+	msleep(100);
+	KUNIT_EXPECT_FALSE(test, completion_done(&ei->established));
+	KUNIT_ASSERT_EQ(test, 0, mpa_kaccept(cr, NULL, 0));
+	KUNIT_EXPECT_EQ(test, -EINVAL, mpa_kaccept(cr, NULL, 0));
+	KUNIT_EXPECT_TRUE(test, kapi_wait(&ei->established));
+	KUNIT_EXPECT_TRUE(test, kapi_wait(&er->established));
+}
+
+static struct kunit_case mpa_kapi_cases[] = {
+	KUNIT_CASE(kapi_attach_args),
+	KUNIT_CASE(kapi_send_args),
+	KUNIT_CASE(kapi_exchange_ipv4),
+	KUNIT_CASE(kapi_exchange_ipv6_large),
+	KUNIT_CASE(kapi_exchange_paused),
+	KUNIT_CASE(kapi_reject),
+	KUNIT_CASE(kapi_two_initiators),
+	KUNIT_CASE(kapi_accept_later),
+	{}
+};
+
+static struct kunit_suite mpa_kapi_suite = {
+	.name = "mpa_kapi",
+	.test_cases = mpa_kapi_cases,
+};
+
+kunit_test_suite(mpa_kapi_suite);
