@@ -59,27 +59,6 @@ static void one_ulpdu(struct __test_metadata *_metadata, int tx, int rx,
 	EXPECT_BYTES(buf, rx_buf, len);
 }
 
-static void get_result(struct __test_metadata *_metadata, int fd,
-		       struct mpa_result *res)
-{
-	ASSERT_EQ(0, mpa_getstruct(fd, MPA_RESULT, res, sizeof(*res)));
-}
-
-static void get_stats(struct __test_metadata *_metadata, int fd,
-		      struct mpa_stats *st)
-{
-	ASSERT_EQ(0, mpa_getstruct(fd, MPA_STATS, st, sizeof(*st)));
-}
-
-static int t_inq(int fd)
-{
-	int n = -1;
-
-	if (ioctl(fd, SIOCINQ, &n))
-		return -1;
-	return n;
-}
-
 /* Sizes sampled over 1..64768. */
 static const size_t sweep[] = {
 	1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17, 31, 32, 33,
@@ -90,8 +69,6 @@ static const size_t sweep[] = {
 	20000, 32000, 32767, 32768, 32769, 40000, 50000, 60000, 64000, 64511,
 	64512, 64513, 64766, 64767, 64768, 1, 64768, 2, 64767, 3,
 };
-
-#define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* data: every Markers and CRC combination, both directions. */
 FIXTURE(data)
@@ -199,7 +176,7 @@ static void d_prime(struct __test_metadata *_metadata,
 	struct mpa_result res;
 
 	d_xfer(_metadata, self, v, I2R, one, 1, 0xfeed);
-	get_result(_metadata, self->r, &res);
+	t_get_result(_metadata, self->r, &res);
 	EXPECT_EQ(0, res.flags & MPA_RESULT_TX_HELD);
 }
 
@@ -208,13 +185,13 @@ TEST_F(data, result)
 	struct mpa_result res;
 	__u8 crc = variant->crc ? MPA_RESULT_CRC : 0;
 
-	get_result(_metadata, self->i, &res);
+	t_get_result(_metadata, self->i, &res);
 	EXPECT_EQ(MPA_ROLE_INITIATOR, res.role);
 	EXPECT_EQ(1, res.revision);
 	EXPECT_EQ((variant->tx_m ? MPA_RESULT_TX_MARKERS : 0) |
 		  (variant->rx_m ? MPA_RESULT_RX_MARKERS : 0) | crc, res.flags);
 	EXPECT_MULPDU(self->i, res.mulpdu, variant->tx_m);
-	get_result(_metadata, self->r, &res);
+	t_get_result(_metadata, self->r, &res);
 	EXPECT_EQ(MPA_ROLE_RESPONDER, res.role);
 	EXPECT_EQ((variant->rx_m ? MPA_RESULT_TX_MARKERS : 0) |
 		  (variant->tx_m ? MPA_RESULT_RX_MARKERS : 0) | crc |
@@ -226,13 +203,13 @@ TEST_F(data, result)
 
 TEST_F(data, sizes_i2r)
 {
-	d_xfer(_metadata, self, variant, I2R, sweep, N(sweep), 100);
+	d_xfer(_metadata, self, variant, I2R, sweep, ARRAY_SIZE(sweep), 100);
 }
 
 TEST_F(data, sizes_r2i)
 {
 	d_prime(_metadata, self, variant);
-	d_xfer(_metadata, self, variant, R2I, sweep, N(sweep), 200);
+	d_xfer(_metadata, self, variant, R2I, sweep, ARRAY_SIZE(sweep), 200);
 }
 
 /* Both directions at once, each with a sender thread. */
@@ -241,14 +218,14 @@ TEST_F(data, sizes_both_ways)
 	struct t_tx a, b;
 
 	d_prime(_metadata, self, variant);
-	ASSERT_EQ(0, t_tx_start(&a, self->i, sweep, N(sweep), 300));
-	ASSERT_EQ(0, t_tx_start(&b, self->r, sweep, N(sweep), 400));
-	t_rx_check(_metadata, self->r, sweep, N(sweep), 300);
-	t_rx_check(_metadata, self->i, sweep, N(sweep), 400);
+	ASSERT_EQ(0, t_tx_start(&a, self->i, sweep, ARRAY_SIZE(sweep), 300));
+	ASSERT_EQ(0, t_tx_start(&b, self->r, sweep, ARRAY_SIZE(sweep), 400));
+	t_rx_check(_metadata, self->r, sweep, ARRAY_SIZE(sweep), 300);
+	t_rx_check(_metadata, self->i, sweep, ARRAY_SIZE(sweep), 400);
 	pthread_join(a.thr, NULL);
 	pthread_join(b.thr, NULL);
-	EXPECT_EQ(N(sweep), a.sent) TH_LOG("errno %d", a.err);
-	EXPECT_EQ(N(sweep), b.sent) TH_LOG("errno %d", b.err);
+	EXPECT_EQ(ARRAY_SIZE(sweep), a.sent) TH_LOG("errno %d", a.err);
+	EXPECT_EQ(ARRAY_SIZE(sweep), b.sent) TH_LOG("errno %d", b.err);
 }
 
 /* MULPDU-1, MULPDU, MULPDU+1 of the sender, each way. */
@@ -260,7 +237,7 @@ TEST_F(data, mulpdu_edges)
 
 	d_prime(_metadata, self, variant);
 	for (dir = I2R; dir <= R2I; dir++) {
-		get_result(_metadata, d_tx(self, dir), &res);
+		t_get_result(_metadata, d_tx(self, dir), &res);
 		ASSERT_LE(MPA_MIN_MULPDU, res.mulpdu);
 		ASSERT_GE(MPA_MAX_ULPDU, res.mulpdu);
 		sizes[0] = res.mulpdu - 1;
@@ -293,7 +270,7 @@ TEST_F(data, marker_boundaries)
 		plan = self->pos[dir];
 		n[dir] = t_boundary_plan(_metadata, &plan,
 				       d_markers(variant, dir), sizes[dir],
-				       N(sizes[dir]));
+				       ARRAY_SIZE(sizes[dir]));
 		ASSERT_LT(100, n[dir]);
 	}
 	for (dir = I2R; dir <= R2I; dir++)
@@ -315,7 +292,7 @@ TEST_F(data, largest_and_too_large)
 		EXPECT_EQ(-1, send(d_tx(self, dir), tx_buf, MPA_MAX_ULPDU + 1,
 				   MSG_NOSIGNAL));
 		EXPECT_EQ(EMSGSIZE, errno);
-		for (k = 0; k < N(big); k++) {
+		for (k = 0; k < ARRAY_SIZE(big); k++) {
 			uint8_t *b = malloc(big[k]);
 
 			ASSERT_NE(NULL, b);
@@ -364,13 +341,13 @@ TEST_F(data, msg_more)
 	int fl, dir;
 
 	d_prime(_metadata, self, variant);
-	for (k = 0; k < N(pieces); k++)
+	for (k = 0; k < ARRAY_SIZE(pieces); k++)
 		total += pieces[k];
 	t_fill(tx_buf, total, 800);
 	for (dir = I2R; dir <= R2I; dir++) {
 		off = 0;
-		for (k = 0; k < N(pieces); k++) {
-			int more = k + 1 < N(pieces) ? MSG_MORE : 0;
+		for (k = 0; k < ARRAY_SIZE(pieces); k++) {
+			int more = k + 1 < ARRAY_SIZE(pieces) ? MSG_MORE : 0;
 
 			if (!pieces[k] && !more)
 				continue;
@@ -466,7 +443,7 @@ TEST_F(data, short_buffer)
 	int fl, dir;
 
 	d_prime(_metadata, self, variant);
-	for (k = 0; k < N(parts); k++)
+	for (k = 0; k < ARRAY_SIZE(parts); k++)
 		len += parts[k];
 	t_fill(tx_buf, len, 1100);
 	for (dir = I2R; dir <= R2I; dir++) {
@@ -475,10 +452,10 @@ TEST_F(data, short_buffer)
 		ASSERT_EQ((ssize_t)len, send(tx, tx_buf, len, MSG_NOSIGNAL));
 		ASSERT_EQ(2, send(tx, "zz", 2, MSG_NOSIGNAL));
 		off = 0;
-		for (k = 0; k < N(parts); k++) {
+		for (k = 0; k < ARRAY_SIZE(parts); k++) {
 			r = t_recv_flags(rx, rx_buf + off, parts[k], 0, &fl);
 			ASSERT_EQ((ssize_t)parts[k], r) TH_LOG("part %zu", k);
-			EXPECT_EQ(k + 1 == N(parts) ? MSG_EOR : 0,
+			EXPECT_EQ(k + 1 == ARRAY_SIZE(parts) ? MSG_EOR : 0,
 				  fl & MSG_EOR) TH_LOG("part %zu", k);
 			off += r;
 		}
@@ -616,12 +593,12 @@ TEST_F(data, sizes_event_loop)
 
 	d_prime(_metadata, self, variant);
 	for (dir = I2R; dir <= R2I; dir++) {
-		ASSERT_EQ(0, t_tx_start(&p, d_tx(self, dir), sweep, N(sweep),
+		ASSERT_EQ(0, t_tx_start(&p, d_tx(self, dir), sweep, ARRAY_SIZE(sweep),
 					3100 + dir));
-		rx_check_polled(_metadata, d_rx(self, dir), sweep, N(sweep),
+		rx_check_polled(_metadata, d_rx(self, dir), sweep, ARRAY_SIZE(sweep),
 				3100 + dir, dir == R2I);
 		pthread_join(p.thr, NULL);
-		EXPECT_EQ(N(sweep), p.sent) TH_LOG("errno %d", p.err);
+		EXPECT_EQ(ARRAY_SIZE(sweep), p.sent) TH_LOG("errno %d", p.err);
 	}
 }
 
@@ -632,10 +609,10 @@ TEST_F(data, many_small)
 	size_t k;
 
 	d_prime(_metadata, self, variant);
-	for (k = 0; k < N(sizes); k++)
+	for (k = 0; k < ARRAY_SIZE(sizes); k++)
 		sizes[k] = 1 + (k * 11) % 29;
-	d_xfer(_metadata, self, variant, I2R, sizes, N(sizes), 1300);
-	d_xfer(_metadata, self, variant, R2I, sizes, N(sizes), 1301);
+	d_xfer(_metadata, self, variant, I2R, sizes, ARRAY_SIZE(sizes), 1300);
+	d_xfer(_metadata, self, variant, R2I, sizes, ARRAY_SIZE(sizes), 1301);
 }
 
 /* Not readable until a whole ULPDU is there; poll() and epoll. */
@@ -701,7 +678,7 @@ static void close_pending(struct __test_metadata *_metadata, int tx, int rx,
 	ssize_t r;
 	int fl;
 
-	for (k = 0; k < N(sizes); k++) {
+	for (k = 0; k < ARRAY_SIZE(sizes); k++) {
 		sizes[k] = 1 + k * 997 % 9000;
 		t_fill(tx_buf, sizes[k], 1400 + k);
 		ASSERT_EQ((ssize_t)sizes[k],
@@ -711,7 +688,7 @@ static void close_pending(struct __test_metadata *_metadata, int tx, int rx,
 	ASSERT_EQ(4, send(tx, "open", 4, MSG_NOSIGNAL | MSG_MORE));
 	close(tx);
 	*txp = -1;
-	t_rx_check(_metadata, rx, sizes, N(sizes), 1400);
+	t_rx_check(_metadata, rx, sizes, ARRAY_SIZE(sizes), 1400);
 	r = t_recv_flags(rx, rx_buf, T_BUF, 0, &fl);
 	EXPECT_EQ(4, r);
 	EXPECT_BYTES("open", rx_buf, 4);
@@ -749,7 +726,7 @@ TEST_F(data, shutdown_wr)
 	int fl;
 
 	d_prime(_metadata, self, variant);
-	d_xfer(_metadata, self, variant, R2I, sizes, N(sizes), 1500);
+	d_xfer(_metadata, self, variant, R2I, sizes, ARRAY_SIZE(sizes), 1500);
 	ASSERT_EQ(3, send(self->r, "end", 3, MSG_NOSIGNAL | MSG_MORE));
 	ASSERT_EQ(0, shutdown(self->r, SHUT_WR));
 	r = t_recv_flags(self->i, rx_buf, T_BUF, 0, &fl);
@@ -773,7 +750,7 @@ TEST_F(data, shutdown_wr)
 	signal(SIGPIPE, SIG_IGN);
 
 	/* The Initiator still sends; the Responder still receives. */
-	d_xfer(_metadata, self, variant, I2R, sizes, N(sizes), 1501);
+	d_xfer(_metadata, self, variant, I2R, sizes, ARRAY_SIZE(sizes), 1501);
 	ASSERT_EQ(0, shutdown(self->i, SHUT_WR));
 	EXPECT_EQ(0, recv(self->r, rx_buf, T_BUF, 0));
 }
@@ -789,8 +766,8 @@ TEST_F(data, stats)
 	uint32_t pa = 0, pb = 0;
 	size_t k;
 
-	get_stats(_metadata, self->i, &si);
-	get_stats(_metadata, self->r, &sr);
+	t_get_stats(_metadata, self->i, &si);
+	t_get_stats(_metadata, self->r, &sr);
 	EXPECT_EQ(20, si.startup_octets_tx);
 	EXPECT_EQ(20, si.startup_octets_rx);
 	EXPECT_EQ(20, sr.startup_octets_tx);
@@ -802,35 +779,35 @@ TEST_F(data, stats)
 		     sr.tx_markers + sr.rx_markers + sr.crc_errors +
 		     sr.marker_errors);
 
-	for (k = 0; k < N(a); k++) {
+	for (k = 0; k < ARRAY_SIZE(a); k++) {
 		ao += a[k];
 		am += t_fpdu_markers(pa, variant->tx_m, a[k]);
 		pa += t_fpdu_wire(pa, variant->tx_m, a[k]);
 	}
-	for (k = 0; k < N(b); k++) {
+	for (k = 0; k < ARRAY_SIZE(b); k++) {
 		bo += b[k];
 		bm += t_fpdu_markers(pb, variant->rx_m, b[k]);
 		pb += t_fpdu_wire(pb, variant->rx_m, b[k]);
 	}
-	d_xfer(_metadata, self, variant, I2R, a, N(a), 1600);
-	d_xfer(_metadata, self, variant, R2I, b, N(b), 1601);
+	d_xfer(_metadata, self, variant, I2R, a, ARRAY_SIZE(a), 1600);
+	d_xfer(_metadata, self, variant, R2I, b, ARRAY_SIZE(b), 1601);
 	if (variant->tx_m)
 		EXPECT_LT(0, am);
 	if (variant->rx_m)
 		EXPECT_LT(0, bm);
 
-	get_stats(_metadata, self->i, &si);
-	get_stats(_metadata, self->r, &sr);
-	EXPECT_EQ(N(a), si.tx_fpdus);
+	t_get_stats(_metadata, self->i, &si);
+	t_get_stats(_metadata, self->r, &sr);
+	EXPECT_EQ(ARRAY_SIZE(a), si.tx_fpdus);
 	EXPECT_EQ(ao, si.tx_octets);
 	EXPECT_EQ(am, si.tx_markers);
-	EXPECT_EQ(N(b), si.rx_fpdus);
+	EXPECT_EQ(ARRAY_SIZE(b), si.rx_fpdus);
 	EXPECT_EQ(bo, si.rx_octets);
 	EXPECT_EQ(bm, si.rx_markers);
-	EXPECT_EQ(N(b), sr.tx_fpdus);
+	EXPECT_EQ(ARRAY_SIZE(b), sr.tx_fpdus);
 	EXPECT_EQ(bo, sr.tx_octets);
 	EXPECT_EQ(bm, sr.tx_markers);
-	EXPECT_EQ(N(a), sr.rx_fpdus);
+	EXPECT_EQ(ARRAY_SIZE(a), sr.rx_fpdus);
 	EXPECT_EQ(ao, sr.rx_octets);
 	EXPECT_EQ(am, sr.rx_markers);
 	EXPECT_EQ(0, si.crc_errors + si.marker_errors + sr.crc_errors +
@@ -855,8 +832,8 @@ TEST_F(data, small_rcvbuf)
 	ASSERT_EQ(0, setsockopt(self->i, SOL_SOCKET, SO_RCVBUF, &sz,
 				sizeof(sz)));
 	d_prime(_metadata, self, variant);
-	d_xfer(_metadata, self, variant, I2R, sizes, N(sizes), 1700);
-	d_xfer(_metadata, self, variant, R2I, sizes, N(sizes), 1701);
+	d_xfer(_metadata, self, variant, I2R, sizes, ARRAY_SIZE(sizes), 1700);
+	d_xfer(_metadata, self, variant, R2I, sizes, ARRAY_SIZE(sizes), 1701);
 }
 
 /*
@@ -910,10 +887,10 @@ TEST_F(sock, event_loop_small_rcvbuf)
 
 	ASSERT_EQ(0, setsockopt(self->r, SOL_SOCKET, SO_RCVBUF, &sz,
 				sizeof(sz)));
-	ASSERT_EQ(0, t_tx_start(&p, self->i, sizes, N(sizes), 3200));
-	rx_check_polled(_metadata, self->r, sizes, N(sizes), 3200, true);
+	ASSERT_EQ(0, t_tx_start(&p, self->i, sizes, ARRAY_SIZE(sizes), 3200));
+	rx_check_polled(_metadata, self->r, sizes, ARRAY_SIZE(sizes), 3200, true);
 	pthread_join(p.thr, NULL);
-	EXPECT_EQ(N(sizes), p.sent) TH_LOG("errno %d", p.err);
+	EXPECT_EQ(ARRAY_SIZE(sizes), p.sent) TH_LOG("errno %d", p.err);
 }
 
 /* Nothing there: MSG_DONTWAIT and O_NONBLOCK give EAGAIN. */
@@ -1153,7 +1130,7 @@ static bool held_flag(struct __test_metadata *_metadata, int fd)
 {
 	struct mpa_result res;
 
-	get_result(_metadata, fd, &res);
+	t_get_result(_metadata, fd, &res);
 	return res.flags & MPA_RESULT_TX_HELD;
 }
 
@@ -1165,9 +1142,9 @@ TEST_F(held, until_first_fpdu)
 	EXPECT_TRUE(held_flag(_metadata, self->r));
 	EXPECT_FALSE(held_flag(_metadata, self->i));
 	/* Queued: the calls succeed, nothing reaches the Initiator. */
-	ASSERT_EQ(0, t_tx_start(&p, self->r, sizes, N(sizes), 1900));
+	ASSERT_EQ(0, t_tx_start(&p, self->r, sizes, ARRAY_SIZE(sizes), 1900));
 	pthread_join(p.thr, NULL);
-	EXPECT_EQ(N(sizes), p.sent) TH_LOG("errno %d", p.err);
+	EXPECT_EQ(ARRAY_SIZE(sizes), p.sent) TH_LOG("errno %d", p.err);
 	EXPECT_EQ(0, t_poll(self->i, POLLIN, T_QUIET));
 	EXPECT_EQ(-1, recv(self->i, rx_buf, T_BUF, MSG_DONTWAIT));
 	EXPECT_EQ(EAGAIN, errno);
@@ -1176,7 +1153,7 @@ TEST_F(held, until_first_fpdu)
 
 	one_ulpdu(_metadata, self->i, self->r, "first", 5);
 	EXPECT_FALSE(held_flag(_metadata, self->r));
-	t_rx_check(_metadata, self->i, sizes, N(sizes), 1900);
+	t_rx_check(_metadata, self->i, sizes, ARRAY_SIZE(sizes), 1900);
 	one_ulpdu(_metadata, self->r, self->i, "later", 5);
 }
 
@@ -1225,9 +1202,9 @@ TEST_F(held, responder_reads_first)
 {
 	static const size_t sizes[] = { 64768, 1, 2 };
 
-	xfer_fds(_metadata, self->i, self->r, sizes, N(sizes), 2000);
+	xfer_fds(_metadata, self->i, self->r, sizes, ARRAY_SIZE(sizes), 2000);
 	EXPECT_FALSE(held_flag(_metadata, self->r));
-	xfer_fds(_metadata, self->r, self->i, sizes, N(sizes), 2001);
+	xfer_fds(_metadata, self->r, self->i, sizes, ARRAY_SIZE(sizes), 2001);
 }
 
 TEST_HARNESS_MAIN

@@ -1177,6 +1177,29 @@ fail:
  * kselftest_harness.h first).
  */
 #include <stdlib.h>
+#include <sys/ioctl.h>
+
+static inline void t_get_result(struct __test_metadata *_metadata, int fd,
+				struct mpa_result *res)
+{
+	ASSERT_EQ(0, mpa_getstruct(fd, MPA_RESULT, res, sizeof(*res)));
+}
+
+static inline void t_get_stats(struct __test_metadata *_metadata, int fd,
+			       struct mpa_stats *st)
+{
+	ASSERT_EQ(0, mpa_getstruct(fd, MPA_STATS, st, sizeof(*st)));
+}
+
+/* SIOCINQ (FIONREAD), or -1. */
+static inline int t_inq(int fd)
+{
+	int n = -1;
+
+	if (ioctl(fd, FIONREAD, &n))
+		return -1;
+	return n;
+}
 
 /* Room for any ULPDU a recv() may return, and then some. */
 #define T_ULPDU_BUF	(MPA_MAX_ULPDU + 4096)

@@ -31,8 +31,6 @@
 #define T_WAIT		10000
 #define T_QUIET		250
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-
 /* ULPDU scratch, what recv() returned, what the decoder returned, wire. */
 static uint8_t ubuf[T_ULPDU_BUF], rbuf[T_ULPDU_BUF], dbuf[T_ULPDU_BUF];
 static uint8_t gbuf[T_FPDU_MAX], ebuf[T_FPDU_MAX];
@@ -151,27 +149,6 @@ TEST(encoder_vectors)
 				   why, sizeof(why))) TH_LOG("%s", why);
 }
 
-static void get_result(struct __test_metadata *_metadata, int fd,
-		       struct mpa_result *res)
-{
-	ASSERT_EQ(0, mpa_getstruct(fd, MPA_RESULT, res, sizeof(*res)));
-}
-
-static void get_stats(struct __test_metadata *_metadata, int fd,
-		      struct mpa_stats *st)
-{
-	ASSERT_EQ(0, mpa_getstruct(fd, MPA_STATS, st, sizeof(*st)));
-}
-
-static int t_inq(int fd)
-{
-	int n = -1;
-
-	if (ioctl(fd, SIOCINQ, &n))
-		return -1;
-	return n;
-}
-
 /* One end of a connection to a raw peer, and both stream positions. */
 struct w_conn {
 	int m, raw;
@@ -209,7 +186,7 @@ static void w_setup(struct __test_metadata *_metadata, struct w_conn *c,
 		rc = t_raw_responder(c->m, c->raw, raw_flags, c->rx_m, c->crc);
 	mpa_param_set("allow_crc_off", saved);
 	ASSERT_EQ(m_flags, rc);
-	get_result(_metadata, c->m, &res);
+	t_get_result(_metadata, c->m, &res);
 	EXPECT_EQ((c->tx_m ? MPA_RESULT_TX_MARKERS : 0) |
 		  (c->rx_m ? MPA_RESULT_RX_MARKERS : 0) |
 		  (c->crc ? MPA_RESULT_CRC : 0) |
@@ -460,19 +437,19 @@ TEST_F(wire, tx_sizes)
 
 	w_unhold(_metadata, c);
 	pos = c->tx;
-	for (k = 0; k < N(sweep); k++) {
+	for (k = 0; k < ARRAY_SIZE(sweep); k++) {
 		markers += t_fpdu_markers(pos, c->tx_m, sweep[k]);
 		pos += t_fpdu_wire(pos, c->tx_m, sweep[k]);
 		octets += sweep[k];
 	}
-	w_tx(_metadata, c, sweep, N(sweep), 100);
+	w_tx(_metadata, c, sweep, ARRAY_SIZE(sweep), 100);
 	w_quiet(_metadata, c);
-	get_stats(_metadata, c->m, &st);
-	EXPECT_EQ(N(sweep), st.tx_fpdus);
+	t_get_stats(_metadata, c->m, &st);
+	EXPECT_EQ(ARRAY_SIZE(sweep), st.tx_fpdus);
 	EXPECT_EQ(octets, st.tx_octets);
 	EXPECT_EQ(markers, st.tx_markers);
 	if (c->tx_m)
-		EXPECT_LT(N(sweep), markers);
+		EXPECT_LT(ARRAY_SIZE(sweep), markers);
 }
 
 /* FPDUs that end and start right at Markers, Markers in every place. */
@@ -485,7 +462,7 @@ TEST_F(wire, tx_boundaries)
 
 	w_unhold(_metadata, c);
 	pos = c->tx;
-	n = t_boundary_plan(_metadata, &pos, c->tx_m, sizes, N(sizes));
+	n = t_boundary_plan(_metadata, &pos, c->tx_m, sizes, ARRAY_SIZE(sizes));
 	ASSERT_LT(100, n);
 	w_tx(_metadata, c, sizes, n, 200);
 	w_quiet(_metadata, c);
@@ -524,7 +501,7 @@ TEST_F(wire, tx_msg_more)
 
 	w_unhold(_metadata, c);
 	t_fill(ubuf, 5000, 400);
-	for (k = 0; k < N(pieces); k++) {
+	for (k = 0; k < ARRAY_SIZE(pieces); k++) {
 		EXPECT_EQ((ssize_t)pieces[k],
 			  send(c->m, ubuf + off, pieces[k],
 			       MSG_NOSIGNAL | MSG_MORE));
@@ -559,15 +536,15 @@ TEST_F(wire, tx_close_queued)
 	size_t k;
 
 	w_unhold(_metadata, c);
-	for (k = 0; k < N(sizes); k++)
+	for (k = 0; k < ARRAY_SIZE(sizes); k++)
 		sizes[k] = 1 + (k * 4099) % 20000;
 	/* Queue them all before the raw peer reads anything. */
-	ASSERT_EQ(0, t_tx_start(&p, c->m, sizes, N(sizes), 500));
+	ASSERT_EQ(0, t_tx_start(&p, c->m, sizes, ARRAY_SIZE(sizes), 500));
 	pthread_join(p.thr, NULL);
-	ASSERT_EQ(N(sizes), p.sent) TH_LOG("errno %d", p.err);
+	ASSERT_EQ(ARRAY_SIZE(sizes), p.sent) TH_LOG("errno %d", p.err);
 	close(c->m);
 	c->m = -1;
-	w_expect_seeded(_metadata, c, sizes, N(sizes), 500);
+	w_expect_seeded(_metadata, c, sizes, ARRAY_SIZE(sizes), 500);
 	EXPECT_EQ(0, t_wait_eof(c->raw, T_WAIT));
 }
 
@@ -626,13 +603,13 @@ TEST_F(wire, rx_sizes)
 	uint32_t pos = c->rx;
 	size_t k;
 
-	for (k = 0; k < N(sweep); k++) {
+	for (k = 0; k < ARRAY_SIZE(sweep); k++) {
 		markers += t_fpdu_markers(pos, c->rx_m, sweep[k]);
 		pos += t_fpdu_wire(pos, c->rx_m, sweep[k]);
 	}
-	w_rx(_metadata, c, sweep, N(sweep), 600, 0);
-	get_stats(_metadata, c->m, &st);
-	EXPECT_EQ(N(sweep), st.rx_fpdus);
+	w_rx(_metadata, c, sweep, ARRAY_SIZE(sweep), 600, 0);
+	t_get_stats(_metadata, c->m, &st);
+	EXPECT_EQ(ARRAY_SIZE(sweep), st.rx_fpdus);
 	EXPECT_EQ(markers, st.rx_markers);
 	EXPECT_EQ(0, st.crc_errors);
 	EXPECT_EQ(0, st.marker_errors);
@@ -648,7 +625,7 @@ TEST_F(wire, rx_pieces)
 
 	w_rx(_metadata, c, sweep, 40, 700, 700);
 	pos = c->rx;
-	n = t_boundary_plan(_metadata, &pos, c->rx_m, sizes, N(sizes));
+	n = t_boundary_plan(_metadata, &pos, c->rx_m, sizes, ARRAY_SIZE(sizes));
 	w_rx(_metadata, c, sizes, n, 701, 1500);
 }
 
@@ -657,7 +634,7 @@ TEST_F(wire, rx_octet_by_octet)
 {
 	static const size_t sizes[] = { 700, 3, 600 };
 
-	w_rx(_metadata, &self->c, sizes, N(sizes), 800, 1);
+	w_rx(_metadata, &self->c, sizes, ARRAY_SIZE(sizes), 800, 1);
 }
 
 /*
@@ -742,7 +719,7 @@ TEST_F(wire, rx_crc_field)
 		EXPECT_EQ(EBADMSG, errno);
 		EXPECT_MPA_ERROR(c->m, MPA_ERR_CRC, MPA_REASON_CRC, EBADMSG);
 		EXPECT_EQ(0, t_so_error(c->m));
-		get_stats(_metadata, c->m, &st);
+		t_get_stats(_metadata, c->m, &st);
 		EXPECT_EQ(1, st.crc_errors);
 		EXPECT_EQ(1, st.rx_fpdus);
 		ASSERT_EQ(4, send(c->m, "term", 4, MSG_NOSIGNAL));
@@ -750,7 +727,7 @@ TEST_F(wire, rx_crc_field)
 	} else {
 		w_recv(_metadata, c, "bad crc", 7);
 		w_recv(_metadata, c, "after", 5);
-		get_stats(_metadata, c->m, &st);
+		t_get_stats(_metadata, c->m, &st);
 		EXPECT_EQ(0, st.crc_errors);
 		EXPECT_EQ(3, st.rx_fpdus);
 		EXPECT_MPA_ERROR(c->m, 0, 0, 0);
@@ -771,7 +748,7 @@ TEST_F(wire, responder_rule)
 
 	ASSERT_EQ(6, send(c->m, "held-1", 6, MSG_NOSIGNAL));
 	ASSERT_EQ(6, send(c->m, "held-2", 6, MSG_NOSIGNAL));
-	get_result(_metadata, c->m, &res);
+	t_get_result(_metadata, c->m, &res);
 	if (c->role == MPA_ROLE_INITIATOR) {
 		EXPECT_EQ(0, res.flags & MPA_RESULT_TX_HELD);
 		w_expect(_metadata, c, "held-1", 6);
@@ -783,12 +760,12 @@ TEST_F(wire, responder_rule)
 	n = w_fpdu(c, ebuf, "first", 5);
 	w_raw_write(_metadata, c, ebuf, n - 1);
 	w_quiet(_metadata, c);
-	get_result(_metadata, c->m, &res);
+	t_get_result(_metadata, c->m, &res);
 	EXPECT_EQ(MPA_RESULT_TX_HELD, res.flags & MPA_RESULT_TX_HELD);
 	w_raw_write(_metadata, c, ebuf + n - 1, 1);
 	w_expect(_metadata, c, "held-1", 6);
 	w_expect(_metadata, c, "held-2", 6);
-	get_result(_metadata, c->m, &res);
+	t_get_result(_metadata, c->m, &res);
 	EXPECT_EQ(0, res.flags & MPA_RESULT_TX_HELD);
 	w_recv(_metadata, c, "first", 5);
 	ASSERT_EQ(5, send(c->m, "later", 5, MSG_NOSIGNAL));
@@ -909,7 +886,7 @@ TEST_F(hostile, bad_crc)
 	w_send(_metadata, c, "D", 1);
 	recv_ab(_metadata, c);
 	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
-	get_stats(_metadata, c->m, &st);
+	t_get_stats(_metadata, c->m, &st);
 	EXPECT_EQ(1, st.crc_errors);
 	EXPECT_EQ(0, st.marker_errors);
 	EXPECT_EQ(2, st.rx_fpdus);
@@ -1114,7 +1091,7 @@ TEST_F(hostile, bad_first_fpdu)
 	w_raw_write(_metadata, c, ebuf, n);
 	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
 	ASSERT_EQ(4, send(c->m, "sent", 4, MSG_NOSIGNAL));
-	get_result(_metadata, c->m, &res);
+	t_get_result(_metadata, c->m, &res);
 	if (c->role == MPA_ROLE_RESPONDER) {
 		EXPECT_EQ(MPA_RESULT_TX_HELD, res.flags & MPA_RESULT_TX_HELD);
 		w_quiet(_metadata, c);
@@ -1220,7 +1197,7 @@ static void lying(struct __test_metadata *_metadata, struct w_conn *c,
 	w_raw_write(_metadata, c, ebuf, n);
 	w_send(_metadata, c, "after", 5);
 	expect_rx_error(_metadata, c, EBADMSG, code, reason);
-	get_stats(_metadata, c->m, &st);
+	t_get_stats(_metadata, c->m, &st);
 	EXPECT_EQ(code == MPA_ERR_MARKER, st.marker_errors);
 	EXPECT_EQ(code == MPA_ERR_CRC, st.crc_errors);
 	still_sends(_metadata, c);
@@ -1281,7 +1258,7 @@ TEST_F(marker, ignored_bits)
 	odd_marker(_metadata, c, B_END, 0x8001, 0);
 	odd_marker(_metadata, c, B_END, 0, 2);
 	odd_marker(_metadata, c, B_BEFORE_CRC, 0x1234, 1);
-	get_stats(_metadata, c->m, &st);
+	t_get_stats(_metadata, c->m, &st);
 	EXPECT_EQ(0, st.marker_errors);
 	EXPECT_EQ(0, st.crc_errors);
 	w_send(_metadata, c, "fine", 4);
@@ -1483,9 +1460,9 @@ TEST_F(segments, fpdu_per_segment)
 	socklen_t pslen = sizeof(ps);
 	struct mpa_result res;
 	uint64_t s = 77;
-	size_t k, j, n = N(sizes), split = 0, whole = 0, small = 0;
+	size_t k, j, n = ARRAY_SIZE(sizes), split = 0, whole = 0, small = 0;
 
-	get_result(_metadata, c->m, &res);
+	t_get_result(_metadata, c->m, &res);
 	/* Mostly at most MULPDU, some up to 64768. */
 	for (k = 0; k < n; k++)
 		sizes[k] = k % 10 == 9 ? 1 + t_rand64(&s) % MPA_MAX_ULPDU :
