@@ -496,9 +496,15 @@ static __poll_t mpa_poll(struct file *file, struct socket *sock,
 
 	switch (mpa_conn_state(c)) {
 	case MPA_STATE_FULL:
-		/* Readable: a whole FPDU, an error or the end of the stream */
-		if (!READ_ONCE(c->rx_ready) && !READ_ONCE(sk->sk_err) &&
-		    !(READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN))
+		/*
+		 * Readable: a whole FPDU or a receive error (which may have
+		 * left TCP's queue empty: copy mode, discarding), an error
+		 * on the socket or the end of the stream.
+		 */
+		if (READ_ONCE(c->rx_ready) || READ_ONCE(c->rx_err))
+			mask |= EPOLLIN | EPOLLRDNORM;
+		else if (!READ_ONCE(sk->sk_err) &&
+			 !(READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN))
 			mask &= ~(EPOLLIN | EPOLLRDNORM);
 		break;
 	case MPA_STATE_AWAIT_REQUEST:
