@@ -301,6 +301,8 @@ int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
  * mpa_startup_frame_received() - has the Responder's wait for a Request, or
  *	the Initiator's for a Reply, ended?
  * @c: the connection
+ *
+ * Return: true once no startup frame is awaited any more.
  */
 bool mpa_startup_frame_received(const struct mpa_conn *c)
 {
@@ -313,6 +315,8 @@ bool mpa_startup_frame_received(const struct mpa_conn *c)
 /**
  * mpa_startup_finished() - is our startup frame out (or the startup over)?
  * @c: the connection
+ *
+ * Return: true once TCP took all of our frame, or the startup failed.
  */
 bool mpa_startup_finished(const struct mpa_conn *c)
 {

@@ -451,6 +451,8 @@ copy:
 /**
  * mpa_tx_pending() - are FPDUs waiting in MPA for TCP?
  * @c: the connection
+ *
+ * Return: true if MPA's queue holds FPDUs TCP has not (fully) taken.
  */
 bool mpa_tx_pending(const struct mpa_conn *c)
 {
@@ -538,6 +540,8 @@ int mpa_tx_push(struct mpa_conn *c)
  * @c: the connection
  *
  * MPA's own queue counts in sk_wmem_queued, so this bounds it too.
+ *
+ * Return: true if the send buffer has room.
  */
 bool mpa_tx_room(const struct mpa_conn *c)
 {
