@@ -2,7 +2,7 @@
 #
 # mpa: MPA (RFC 5044) as a Linux TCP upper layer protocol.
 #
-#   make             build mpa/mpa.ko against KDIR
+#   make             build mpa/mpa.ko (and samples/mpa/mpa_echo.ko) against KDIR
 #   make demo        build, boot a guest, show MPA at work (mpacat, tshark)
 #   make mpacat      build mpacat, netcat for MPA sockets
 #   make check       every test: static checks, fuzzing, KUnit, selftests
@@ -17,7 +17,7 @@ BUILD := $(TOP)/.build
 T := $(TOP)/tools/testing
 LANE ?= stock
 
-SOURCES := Kbuild mpa include
+SOURCES := Kbuild mpa include samples
 
 .PHONY: all modules clean check demo deps fuzz shell static selftests \
 	mpacat modules-stock modules-debug help

@@ -27,8 +27,9 @@ result() {
 }
 
 cd "$MPA_TOP" || exit 1
-files=$(git ls-files 'mpa/*.c' 'mpa/*.h' 'include/*.h' 'tools/mpacat/*.c' 2>/dev/null)
-[ -n "$files" ] || files=$(find mpa include tools/mpacat -name '*.[ch]')
+files=$(git ls-files 'mpa/*.c' 'mpa/*.h' 'include/*.h' 'tools/mpacat/*.c' \
+	'samples/*.c' 'samples/*.h' 2>/dev/null)
+[ -n "$files" ] || files=$(find mpa include tools/mpacat samples -name '*.[ch]')
 # CONST_STRUCT is the one type left out: a ULP's struct proto_ops must be
 # a writable copy of TCP's, built at run time (net/tls and espintcp do the
 # same), which checkpatch cannot tell from a forgotten const.
@@ -45,7 +46,7 @@ for lane in $lanes; do
 	eval "$("$MPA_TOP/tools/testing/lane.sh" "$lane")" || { result "build-$lane" 1 lane; continue; }
 	dir=$MPA_BUILD/static-$lane
 	rm -rf "$dir" && mkdir -p "$dir"
-	cp -a --parents Kbuild mpa include "$dir/"
+	cp -a --parents Kbuild mpa include samples "$dir/"
 	make -C "$LANE_KDIR" M="$dir" W=1 C=2 modules > "$log/build-$lane.log" 2>&1
 	rc=$?
 	if grep -E '(warning|error):' "$log/build-$lane.log" > "$log/build-$lane.issues"; then
