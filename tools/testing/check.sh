@@ -75,6 +75,30 @@ guest_log_cases() {
 	echo "$pass $fail"
 }
 
+# The in-kernel API's suite: the kapi selftest driving the sample consumer
+# (samples/mpa/mpa_echo.ko), in a guest of its own so that a splat or a
+# leak is told apart from the other selftests'. Its tests, plus "the
+# guest's kernel log is clean" and, on the debug lane, "kmemleak found
+# nothing".
+run_kapi() {
+	local lane=$1 rc p f lp lf
+	local res=$out/$lane-kapi
+	rm -rf "$res"
+	mkdir -p "$res"
+	if [ ! -x "$MPA_BUILD/selftests/kapi" ]; then
+		msg "no kapi selftest program (see $out/selftests-build.log)"
+		report "kapi-$lane" 0 1
+		return
+	fi
+	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 1800 --results "$res" \
+		-- tools/testing/kapi-suite.sh > "$res/run.log" 2>&1
+	rc=$?
+	read -r p f < <(count_tap "$res/kapi/kapi.tap")
+	[ "$f" = 0 ] || show_tap_failures "$res/kapi/kapi.tap"
+	read -r lp lf < <(guest_log_cases "$lane" "$res" "$rc")
+	report "kapi-$lane" $((p + lp)) $((f + lf))
+}
+
 run_lane() {
 	local lane=$1 rc p f lp lf t
 	local res=$out/$lane
@@ -85,6 +109,7 @@ run_lane() {
 		tail -n 20 "$res/build.log" >&2
 		[ "$lane" = debug ] && report kunit 0 1
 		report "selftests-$lane" 0 1
+		report "kapi-$lane" 0 1
 		return
 	fi
 	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 1800 --results "$res" \
@@ -110,12 +135,16 @@ run_lane() {
 	p=0 f=0
 	for t in "$MPA_BUILD"/selftests/*; do
 		[ -x "$t" ] || continue
+		# kapi is a suite of its own (run_kapi)
+		[ "$(basename "$t")" = kapi ] && continue
 		read -r lp lf < <(count_tap "$res/selftests/$(basename "$t").tap")
 		[ "$lf" = 0 ] || show_tap_failures "$res/selftests/$(basename "$t").tap"
 		p=$((p + lp)) f=$((f + lf))
 	done
 	read -r lp lf < <(guest_log_cases "$lane" "$res" "$rc")
 	report "selftests-$lane" $((p + lp)) $((f + lf))
+
+	run_kapi "$lane"
 }
 
 mkdir -p "$out"
