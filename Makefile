@@ -19,7 +19,7 @@ LANE ?= stock
 
 SOURCES := Kbuild mpa include samples
 
-.PHONY: all modules clean check demo deps fuzz shell static selftests \
+.PHONY: all modules clean check demo deps fuzz shell static selftests bench \
 	mpacat modules-stock modules-debug help
 
 all: modules
@@ -56,6 +56,10 @@ check: deps mpacat
 demo:
 	@$(T)/demo.sh
 
+# MPA sockets against plain TCP, ratios measured in one stock guest
+bench:
+	@$(T)/bench.sh
+
 fuzz:
 	@$(MAKE) -s -C $(T)/fuzz fuzz-long
 
@@ -78,7 +82,8 @@ help:
 	@echo "                     capture them and check tshark's decode (Good CRC32)"
 	@echo "make mpacat          build tools/mpacat (netcat for MPA) into .build/mpacat/"
 	@echo "make check           every test; one 'LABEL: N passed, N failed' line per suite"
-	@echo "make static          checkpatch --strict and sparse"
+	@echo "make static          checkpatch --strict, kernel-doc and sparse"
+	@echo "make bench           MPA sockets' throughput against plain TCP (ratios, one guest)"
 	@echo "make fuzz            a longer libFuzzer run over the protocol core"
 	@echo "make shell [LANE=stock|debug]   a shell in a test guest"
 	@echo "make deps            install what the build and the tests need (apt-get)"

@@ -42,6 +42,14 @@ rc=$?
 [ $rc = 0 ] && head -n 20 "$log/checkpatch.issues" >&2
 result checkpatch $((rc == 0)) "$log/checkpatch.log"
 
+# kernel-doc: every documented symbol (all exported ones are) complete
+# shellcheck disable=SC2086
+perl "$src/scripts/kernel-doc" -none -Wall $files > "$log/kernel-doc.log" 2>&1
+grep -E 'warning|error' "$log/kernel-doc.log" > "$log/kernel-doc.issues"
+rc=$?
+[ $rc = 0 ] && head -n 20 "$log/kernel-doc.issues" >&2
+result kernel-doc $((rc == 0)) "$log/kernel-doc.log"
+
 for lane in $lanes; do
 	eval "$("$MPA_TOP/tools/testing/lane.sh" "$lane")" || { result "build-$lane" 1 lane; continue; }
 	dir=$MPA_BUILD/static-$lane
