@@ -153,13 +153,17 @@ void mpa_kapi_run(struct mpa_conn *c)
 		c->kseen = state;
 		mpa_kreport_state(c, state);
 	}
-	if (state == MPA_STATE_FULL) {
+	/*
+	 * A writable callback may resume delivery (mpa_kresume() inside a
+	 * callback only clears kpaused): deliver until nothing changes.
+	 */
+	while (state == MPA_STATE_FULL) {
 		mpa_kdeliver(c);
-		if (c->kwant_room && mpa_tx_room(c)) {
-			c->kwant_room = false;
-			if (c->kops->writable)
-				c->kops->writable(c, c->kpriv);
-		}
+		if (!c->kwant_room || !mpa_tx_room(c))
+			break;
+		c->kwant_room = false;
+		if (c->kops->writable)
+			c->kops->writable(c, c->kpriv);
 	}
 	WRITE_ONCE(c->kcb_task, NULL);
 	c->kbusy = false;
@@ -325,7 +329,8 @@ EXPORT_SYMBOL_GPL(mpa_kaccept);
  * @pd_len: its length
  *
  * MPA is left and TCP stays open (RFC 5044 7.1.2, R-7.1.2-13): the consumer
- * closes the socket when it likes. &mpa_kops.error reports the reject.
+ * closes the socket when it likes. No callback follows on this side; the
+ * Initiator's &mpa_kops.error reports the reject there.
  *
  * Context: process context, from a callback or not.
  * Return: 0, -EINVAL when no Request waits for an answer, -EMSGSIZE.
