@@ -7,6 +7,7 @@
 #include <net/tcp.h>
 
 #include "conn.h"
+#include "netns.h"
 
 static void mpa_conn_work(struct work_struct *work);
 static void mpa_conn_timeout(struct timer_list *t);
@@ -59,6 +60,7 @@ static void mpa_state_change(struct sock *sk)
  */
 struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp)
 {
+	struct mpa_net_policy np;
 	struct mpa_conn *c;
 
 	c = kzalloc(sizeof(*c), gfp);
@@ -67,8 +69,15 @@ struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp)
 	c->sk = sk;
 	c->sk_proto = sk->sk_prot;
 	c->state = MPA_STATE_STREAMING;
+	c->ino = sock_i_ino(sk);
+	/* the namespace's policy gives the defaults (mpa.rst, "Policy") */
+	mpa_net_policy(sock_net(sk), &np);
 	mpa_policy_default(&c->policy);
-	c->timeout_ms = READ_ONCE(mpa_startup_timeout_ms);
+	c->policy.markers = np.markers;
+	c->policy.rev = np.initiator_rev;
+	c->policy.revs = np.responder_revs;
+	c->policy.permissive = np.permissive;
+	c->timeout_ms = np.timeout_ms;
 	INIT_LIST_HEAD(&c->tx_queue);
 	INIT_WORK(&c->work, mpa_conn_work);
 	timer_setup(&c->timer, mpa_conn_timeout, 0);
@@ -82,6 +91,7 @@ struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp)
 	sk->sk_write_space = mpa_write_space;
 	sk->sk_state_change = mpa_state_change;
 	write_unlock_bh(&sk->sk_callback_lock);
+	mpa_net_conn_add(c);
 	return c;
 }
 
@@ -108,6 +118,18 @@ void mpa_conn_stop(struct mpa_conn *c)
 }
 
 /**
+ * mpa_conn_closed() - the socket is being closed: announce it, unlist it
+ * @c: the connection, socket locked
+ */
+void mpa_conn_closed(struct mpa_conn *c)
+{
+	if (!c->net_linked)
+		return;
+	mpa_net_event(c, MPA_NET_CLOSED);
+	mpa_net_conn_del(c);
+}
+
+/**
  * mpa_conn_free() - free the connection object after an RCU grace period
  * @c: the connection, already stopped
  *
@@ -116,6 +138,7 @@ void mpa_conn_stop(struct mpa_conn *c)
  */
 void mpa_conn_free(struct mpa_conn *c)
 {
+	mpa_net_conn_del(c);
 	mpa_tx_release(c);
 	mpa_rx_release(c);
 	kfree_rcu(c, rcu);
@@ -201,6 +224,10 @@ void mpa_conn_set_state(struct mpa_conn *c, u8 state)
 	if (state != MPA_STATE_AWAIT_REQUEST && state != MPA_STATE_AWAIT_REPLY)
 		timer_delete(&c->timer);
 	mpa_conn_wake(c);
+	if (state == MPA_STATE_FULL)
+		mpa_net_event(c, MPA_NET_ESTABLISHED);
+	else if (state == MPA_STATE_REJECTED)
+		mpa_net_event(c, MPA_NET_REJECTED);
 }
 
 /**
@@ -239,6 +266,7 @@ void mpa_conn_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum,
 		sk_error_report(sk);
 	}
 	mpa_conn_set_state(c, MPA_STATE_FAILED);
+	mpa_net_event(c, MPA_NET_STARTUP_FAILED);
 }
 
 /**
@@ -258,7 +286,8 @@ u32 mpa_conn_mulpdu(const struct mpa_conn *c)
 
 /**
  * mpa_conn_result() - what the startup phase negotiated
- * @c: the connection, socket locked
+ * @c: the connection; with the socket locked, else a snapshot that may
+ *	mix the values before and after a change of state
  * @res: filled in
  */
 void mpa_conn_result(const struct mpa_conn *c, struct mpa_result *res)
@@ -266,18 +295,74 @@ void mpa_conn_result(const struct mpa_conn *c, struct mpa_result *res)
 	const struct mpa_params *p = &c->params;
 
 	memset(res, 0, sizeof(*res));
-	res->revision = p->rev;
-	res->flags = (p->tx_markers ? MPA_RESULT_TX_MARKERS : 0) |
-		     (p->rx_markers ? MPA_RESULT_RX_MARKERS : 0) |
-		     (p->crc ? MPA_RESULT_CRC : 0) |
-		     (p->enhanced ? MPA_RESULT_ENHANCED : 0) |
-		     (p->p2p ? MPA_RESULT_PEER_TO_PEER : 0) |
-		     (c->tx_held ? MPA_RESULT_TX_HELD : 0);
-	res->rtr = p->rtr;
-	res->role = c->role;
-	res->ird = p->ird;
-	res->ord = p->ord;
+	res->revision = READ_ONCE(p->rev);
+	res->flags = (READ_ONCE(p->tx_markers) ? MPA_RESULT_TX_MARKERS : 0) |
+		     (READ_ONCE(p->rx_markers) ? MPA_RESULT_RX_MARKERS : 0) |
+		     (READ_ONCE(p->crc) ? MPA_RESULT_CRC : 0) |
+		     (READ_ONCE(p->enhanced) ? MPA_RESULT_ENHANCED : 0) |
+		     (READ_ONCE(p->p2p) ? MPA_RESULT_PEER_TO_PEER : 0) |
+		     (READ_ONCE(c->tx_held) ? MPA_RESULT_TX_HELD : 0);
+	res->rtr = READ_ONCE(p->rtr);
+	res->role = READ_ONCE(c->role);
+	res->ird = READ_ONCE(p->ird);
+	res->ord = READ_ONCE(p->ord);
 	res->mulpdu = mpa_conn_mulpdu(c);
+}
+
+/**
+ * mpa_conn_stats() - the connection's counters
+ * @c: the connection; any context (a snapshot unless the socket is locked)
+ * @st: filled in
+ */
+void mpa_conn_stats(const struct mpa_conn *c, struct mpa_stats *st)
+{
+	const struct mpa_stats *s = &c->stats;
+
+	st->tx_fpdus = READ_ONCE(s->tx_fpdus);
+	st->tx_octets = READ_ONCE(s->tx_octets);
+	st->rx_fpdus = READ_ONCE(s->rx_fpdus);
+	st->rx_octets = READ_ONCE(s->rx_octets);
+	st->tx_markers = READ_ONCE(s->tx_markers);
+	st->rx_markers = READ_ONCE(s->rx_markers);
+	st->crc_errors = READ_ONCE(s->crc_errors);
+	st->marker_errors = READ_ONCE(s->marker_errors);
+	st->startup_octets_tx = READ_ONCE(s->startup_octets_tx);
+	st->startup_octets_rx = READ_ONCE(s->startup_octets_rx);
+}
+
+/**
+ * mpa_conn_info() - describe the connection for the control plane
+ * @c: the connection; any context, the socket need not be locked: the
+ *	addresses are fixed once TCP is connected, the rest is a snapshot
+ * @ci: filled in
+ */
+void mpa_conn_info(const struct mpa_conn *c, struct mpa_conn_info *ci)
+{
+	const struct sock *sk = c->sk;
+	const struct inet_sock *inet = inet_sk(sk);
+
+	memset(ci, 0, sizeof(*ci));
+	ci->ino = c->ino;
+	ci->family = sk->sk_family;
+	if (sk->sk_family == AF_INET) {
+		ci->saddr4 = inet->inet_saddr;
+		ci->daddr4 = inet->inet_daddr;
+	}
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6) {
+		ci->saddr6 = sk->sk_v6_rcv_saddr;
+		ci->daddr6 = sk->sk_v6_daddr;
+	}
+#endif
+	ci->sport = inet->inet_sport;
+	ci->dport = inet->inet_dport;
+	ci->kernel = !!READ_ONCE(c->kops);
+	ci->state = mpa_conn_state(c);
+	mpa_conn_result(c, &ci->res);
+	mpa_conn_stats(c, &ci->stats);
+	ci->err.code = READ_ONCE(c->err.code);
+	ci->err.reason = READ_ONCE(c->err.reason);
+	ci->err.errnum = READ_ONCE(c->err.errnum);
 }
 
 /**

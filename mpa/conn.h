@@ -122,6 +122,9 @@ enum {
  * @kcb_task: the task running a consumer callback, socket locked
  * @err: the last error (RFC 5044 section 8 code, reason, errno)
  * @stats: counters
+ * @net_node: in the namespace's list of connections (netns.c)
+ * @net_linked: @net_node is on that list
+ * @ino: the socket's inode number, as ss shows it
  * @events: MPA_EV_* bits for the worker
  * @work: runs the startup state machine in process context
  * @timer: the startup timeout
@@ -184,6 +187,9 @@ struct mpa_conn {
 
 	struct mpa_error_info err;
 	struct mpa_stats stats;
+	struct list_head net_node;
+	bool net_linked;
+	unsigned long ino;
 
 	unsigned long events;
 	struct work_struct work;
@@ -218,9 +224,45 @@ static inline bool mpa_conn_full(const struct mpa_conn *c)
 	return mpa_conn_state(c) == MPA_STATE_FULL;
 }
 
-/* Module-wide defaults (module parameters) */
-extern bool mpa_allow_crc_off;
-extern unsigned int mpa_startup_timeout_ms;
+static inline struct net *mpa_conn_net(const struct mpa_conn *c)
+{
+	return sock_net(c->sk);
+}
+
+/* Startup timeout of a new namespace's policy */
+#define MPA_DEFAULT_TIMEOUT_MS	10000
+
+/**
+ * struct mpa_conn_info - a snapshot of a connection, for the control plane
+ * @ino: the socket's inode number
+ * @family: AF_INET or AF_INET6
+ * @saddr4: local IPv4 address (AF_INET)
+ * @daddr4: remote IPv4 address (AF_INET)
+ * @saddr6: local IPv6 address (AF_INET6)
+ * @daddr6: remote IPv6 address (AF_INET6)
+ * @sport: local port
+ * @dport: remote port
+ * @kernel: an in-kernel consumer's connection
+ * @state: enum mpa_state
+ * @res: what was negotiated (role, Rev, Markers, CRC, IRD/ORD, MULPDU)
+ * @stats: the counters
+ * @err: the last error
+ */
+struct mpa_conn_info {
+	unsigned long ino;
+	u16 family;
+	__be32 saddr4;
+	__be32 daddr4;
+	struct in6_addr saddr6;
+	struct in6_addr daddr6;
+	__be16 sport;
+	__be16 dport;
+	bool kernel;
+	u8 state;
+	struct mpa_result res;
+	struct mpa_stats stats;
+	struct mpa_error_info err;
+};
 
 /* conn.c: lifetime, callbacks, errors */
 struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp);
@@ -234,6 +276,9 @@ void mpa_conn_schedule(struct mpa_conn *c);
 u32 mpa_conn_mulpdu(const struct mpa_conn *c);
 void mpa_conn_result(const struct mpa_conn *c, struct mpa_result *res);
 void mpa_conn_frame_info(const struct mpa_conn *c, struct mpa_frame_info *fi);
+void mpa_conn_stats(const struct mpa_conn *c, struct mpa_stats *st);
+void mpa_conn_info(const struct mpa_conn *c, struct mpa_conn_info *ci);
+void mpa_conn_closed(struct mpa_conn *c);
 
 /* startup.c: the startup phase (RFC 5044 section 7.1) */
 int mpa_startup_check_config(const struct mpa_conn *c);

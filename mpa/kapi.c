@@ -17,6 +17,7 @@
 
 #include "conn.h"
 #include "mpa.h"
+#include "netns.h"
 
 static bool mpa_kin_callback(const struct mpa_conn *c)
 {
@@ -169,7 +170,8 @@ void mpa_kapi_run(struct mpa_conn *c)
 	c->kbusy = false;
 }
 
-static int mpa_kcheck_params(const struct mpa_kparams *p)
+static int mpa_kcheck_params(const struct net *net,
+			     const struct mpa_kparams *p)
 {
 	u32 max_pd = MPA_MAX_PRIVATE_DATA;
 
@@ -188,7 +190,7 @@ static int mpa_kcheck_params(const struct mpa_kparams *p)
 	if (p->pd_len > max_pd || (p->pd_len && !p->pd))
 		return -EMSGSIZE;
 	/* RFC 5044 section 4.4: only the administrator turns CRCs off */
-	if (p->no_crc && !READ_ONCE(mpa_allow_crc_off))
+	if (p->no_crc && !mpa_net_crc_off_allowed(net))
 		return -EPERM;
 	return 0;
 }
@@ -200,8 +202,11 @@ static void mpa_kconfigure(struct mpa_conn *c, const struct mpa_kparams *p)
 	c->role = p->role;
 	pol->markers = p->markers;
 	pol->crc = !p->no_crc;
-	pol->rev = p->rev0 ? MPA_REVISION_0 :
-		   p->revision ? p->revision : MPA_REVISION_1;
+	/* revision 0: the namespace's default, set when MPA was attached */
+	if (p->rev0)
+		pol->rev = MPA_REVISION_0;
+	else if (p->revision)
+		pol->rev = p->revision;
 	pol->permissive = p->permissive;
 	if (pol->rev == MPA_REVISION_2 || p->role == MPA_ROLE_RESPONDER) {
 		pol->ird = p->enhanced.ird;
@@ -250,7 +255,7 @@ struct mpa_conn *mpa_kattach(struct socket *sock,
 	sk = sock->sk;
 	if (!sk_is_tcp(sk))
 		return ERR_PTR(-EINVAL);
-	ret = mpa_kcheck_params(params);
+	ret = mpa_kcheck_params(sock_net(sk), params);
 	if (ret)
 		return ERR_PTR(ret);
 	ret = sock->ops->setsockopt(sock, SOL_TCP, TCP_ULP,

@@ -6,32 +6,43 @@
  * byte stream: each goes out as an FPDU (length, ULPDU, pad, CRC32c), with
  * optional Markers every 512 octets, after a Request/Reply startup
  * negotiation. It is the layer between TCP and DDP/RDMAP in iWARP.
+ *
+ * The policy that used to be module parameters (allow_crc_off,
+ * startup_timeout_ms) is per network namespace now, set through the "mpa"
+ * generic netlink family (Documentation/networking/mpa.rst, "Policy").
  */
-#include <kunit/visibility.h>
 #include <linux/module.h>
 
-#include "conn.h"
 #include "mpa.h"
-
-bool mpa_allow_crc_off;
-EXPORT_SYMBOL_IF_KUNIT(mpa_allow_crc_off);
-module_param_named(allow_crc_off, mpa_allow_crc_off, bool, 0644);
-MODULE_PARM_DESC(allow_crc_off,
-		 "Let sockets announce that they need no CRC (RFC 5044 4.4: an administrator's decision; default N)");
-
-unsigned int mpa_startup_timeout_ms = 10000;
-module_param_named(startup_timeout_ms, mpa_startup_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(startup_timeout_ms,
-		 "Default time for the peer's MPA Request or Reply to arrive, in ms");
+#include "netns.h"
 
 static int __init mpa_init(void)
 {
-	return mpa_ulp_register();
+	int ret;
+
+	ret = mpa_net_init();
+	if (ret)
+		return ret;
+	ret = mpa_nl_init();
+	if (ret)
+		goto err_net;
+	ret = mpa_ulp_register();
+	if (ret)
+		goto err_nl;
+	return 0;
+
+err_nl:
+	mpa_nl_exit();
+err_net:
+	mpa_net_exit();
+	return ret;
 }
 
 static void __exit mpa_exit(void)
 {
 	mpa_ulp_unregister();
+	mpa_nl_exit();
+	mpa_net_exit();
 }
 
 module_init(mpa_init);

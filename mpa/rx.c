@@ -26,6 +26,7 @@
 #include <net/tcp.h>
 
 #include "conn.h"
+#include "netns.h"
 
 /* A walk over a range of TCP's receive queue */
 struct mpa_rxq_iter {
@@ -180,6 +181,7 @@ static void mpa_rx_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum)
 		c->stats.marker_errors++;
 	WRITE_ONCE(c->rx_err, errnum);
 	WRITE_ONCE(c->rx_ready, true);
+	mpa_net_event(c, MPA_NET_ERROR);
 }
 
 /**
@@ -380,6 +382,7 @@ int mpa_rx_end(struct mpa_conn *c, bool *eof)
 			c->err.code = MPA_ERR_TCP_CLOSED;
 			c->err.reason = MPA_REASON_PEER_CLOSED;
 			c->err.errnum = -err;
+			mpa_net_event(c, MPA_NET_ERROR);
 		}
 		c->rx_reset = true;
 		return err;

@@ -14,6 +14,7 @@
 
 #include "conn.h"
 #include "mpa.h"
+#include "netns.h"
 
 enum {
 	MPA_V4,
@@ -178,7 +179,7 @@ static int mpa_set_config(struct mpa_conn *c, int optname, sockptr_t optval,
 		 * administrator may allow a connection to announce C=0
 		 * (R-4.4-4, R-4.4-5).
 		 */
-		if (!val && !READ_ONCE(mpa_allow_crc_off))
+		if (!val && !mpa_net_crc_off_allowed(mpa_conn_net(c)))
 			return -EPERM;
 		pol->crc = val;
 		return 0;
@@ -529,6 +530,7 @@ static void mpa_close(struct sock *sk, long timeout)
 		mpa_tx_flush(c, true);
 	mpa_tx_release(c);
 	mpa_rx_release(c);
+	mpa_conn_closed(c);
 	WRITE_ONCE(sk->sk_prot, c->sk_proto);
 	release_sock(sk);
 	c->sk_proto->close(sk, timeout);

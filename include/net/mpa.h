@@ -37,15 +37,16 @@ struct mpa_ulpdu {
  * @no_crc: we do not need CRCs (C=0). Refused with -EPERM unless the
  *	administrator allowed it; even then CRCs are off only if both sides
  *	say C=0 (RFC 5044 section 4.4)
- * @revision: Initiator: the Rev to send: %MPA_REVISION_1 (default, 0 is
- *	taken as 1 unless @rev0), or %MPA_REVISION_2 with @enhanced
+ * @revision: Initiator: the Rev to send: %MPA_REVISION_1, or
+ *	%MPA_REVISION_2 with @enhanced; 0 (without @rev0) takes the network
+ *	namespace's default
  * @rev0: Initiator: send Rev 0 (an upgraded RDMAC endpoint)
  * @permissive: interoperate with a Rev 0 peer (RFC 5044 Appendix C)
  * @enhanced: Rev 2 (RFC 6581): our IRD/ORD, peer-to-peer and RTR types
  *	(offered by an Initiator, accepted by a Responder); ignored for Rev 1
  * @pd: Initiator: the Request's Private Data (copied), or NULL
  * @pd_len: its length: at most 512 octets, 508 with Rev 2
- * @timeout_ms: startup timeout; 0 for the module's default
+ * @timeout_ms: startup timeout; 0 for the network namespace's default
  */
 struct mpa_kparams {
 	u32 role;

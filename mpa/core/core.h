@@ -491,6 +491,8 @@ int mpa_startup_reason_code(enum mpa_startup_reason reason);
  * @markers: our M bit: we want Markers in what we receive
  * @crc: our C bit: we want CRCs
  * @permissive: accept a Rev 0 peer (RFC 5044 Appendix C)
+ * @revs: Responder: the revisions (1 and 2) it accepts in a Request, as a
+ *	mask with bit N for Rev N; Rev 0 is governed by @permissive
  * @p2p: Initiator, Rev 2: ask for peer-to-peer (flag A)
  * @rtr: Rev 2 RTR types, a mask of %MPA_RTR_SEND, %MPA_RTR_WRITE and
  *	%MPA_RTR_READ: offered by an Initiator, accepted by a Responder
@@ -502,6 +504,7 @@ struct mpa_policy {
 	bool markers;
 	bool crc;
 	bool permissive;
+	u8 revs;
 	bool p2p;
 	u8 rtr;
 	u16 ird;

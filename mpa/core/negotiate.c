@@ -30,6 +30,7 @@
  * zero-length Send.
  */
 
+#include <linux/bits.h>
 #include <linux/errno.h>
 #include <linux/export.h>
 #include <linux/minmax.h>
@@ -45,14 +46,16 @@
  * mpa_policy_default() - the default local policy
  * @pol: policy to fill
  *
- * Rev 1, no Markers wanted, CRCs wanted (R-4.4-5), not permissive, and for
- * Rev 2: no peer-to-peer, every RTR type acceptable, IRD and ORD 16.
+ * Rev 1, no Markers wanted, CRCs wanted (R-4.4-5), not permissive, Rev 1
+ * and Rev 2 accepted as Responder, and for Rev 2: no peer-to-peer, every
+ * RTR type acceptable, IRD and ORD 16.
  */
 void mpa_policy_default(struct mpa_policy *pol)
 {
 	memset(pol, 0, sizeof(*pol));
 	pol->rev = MPA_REVISION_1;
 	pol->crc = true;
+	pol->revs = BIT(MPA_REVISION_1) | BIT(MPA_REVISION_2);
 	pol->rtr = MPA_RTR_ALL;
 	pol->ird = MPA_DEFAULT_IRD_ORD;
 	pol->ord = MPA_DEFAULT_IRD_ORD;
@@ -166,6 +169,12 @@ void mpa_negotiate_request(const struct mpa_policy *pol,
 		rep->m = true;
 		rep->c = true;
 		neg->action = MPA_NEG_ACCEPT;
+		return;
+	}
+
+	/* R-7.1.1-16: a revision the policy does not accept */
+	if (!(pol->revs & BIT(req->rev))) {
+		mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_BAD_REV);
 		return;
 	}
 

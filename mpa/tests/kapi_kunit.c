@@ -11,6 +11,7 @@
 #include <net/mpa.h>
 
 #include "conn.h"
+#include "netns.h"
 #include "pair.h"
 
 #define KAPI_WAIT	(10 * HZ)
@@ -174,7 +175,8 @@ static void kapi_attach_args(struct kunit *test)
 	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
 	struct mpa_kparams p = kapi_initiator;
 	u8 pd[MPA_MAX_PRIVATE_DATA + 1] = {};
-	bool allow = READ_ONCE(mpa_allow_crc_off);
+	struct net *net = sock_net(pair->client->sk);
+	struct mpa_net_policy saved, pol;
 
 	KUNIT_EXPECT_EQ(test, -EINVAL,
 			PTR_ERR(mpa_kattach(NULL, &p, &kapi_ops, NULL)));
@@ -205,10 +207,14 @@ static void kapi_attach_args(struct kunit *test)
 			PTR_ERR(mpa_kattach(pair->client, &p, &kapi_ops, NULL)));
 	p = kapi_initiator;
 	p.no_crc = true;
-	WRITE_ONCE(mpa_allow_crc_off, false);
+	/* the namespace's policy decides (RFC 5044 section 4.4) */
+	mpa_net_policy(net, &saved);
+	pol = saved;
+	pol.crc_off_allowed = false;
+	mpa_net_policy_set(net, &pol);
 	KUNIT_EXPECT_EQ(test, -EPERM,
 			PTR_ERR(mpa_kattach(pair->client, &p, &kapi_ops, NULL)));
-	WRITE_ONCE(mpa_allow_crc_off, allow);
+	mpa_net_policy_set(net, &saved);
 	/* none of it attached MPA */
 	KUNIT_EXPECT_NULL(test, inet_csk(pair->client->sk)->icsk_ulp_ops);
 

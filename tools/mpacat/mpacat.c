@@ -156,10 +156,11 @@ static void print_help(FILE *f)
 "                        connecting side is the Initiator, the listener\n"
 "                        the Responder)\n"
 "  --markers             ask for Markers in what we receive (M=1)\n"
-"  --no-crc              announce C=0 (needs the module parameter\n"
-"                        allow_crc_off; CRCs are still used if the peer\n"
-"                        wants them)\n"
-"  --rev 0|1|2           the revision an Initiator sends (module default 1;\n"
+"  --no-crc              announce C=0 (needs the network namespace's\n"
+"                        policy crc-off-allowed; CRCs are still used if\n"
+"                        the peer wants them)\n"
+"  --rev 0|1|2           the revision an Initiator sends (default: the\n"
+"                        namespace's policy, 1 unless changed;\n"
 "                        2 is RFC 6581 with the IRD/ORD block)\n"
 "  --permissive          interoperate with Rev 0 peers (RFC 5044 App. C)\n"
 "  --ird N, --ord N      Rev 2: our IRD and ORD (0..16383)\n"
@@ -656,7 +657,7 @@ static int set_u32(int fd, int opt, const char *name, unsigned int val)
 		return 0;
 	note("setsockopt(%s, %u): %s%s", name, val, strerror(errno),
 	     opt == MPA_CRC && errno == EPERM ?
-	     " (echo 1 > /sys/module/mpa/parameters/allow_crc_off)" : "");
+	     " (the namespace's policy forbids it: mpa.rst, \"Policy\")" : "");
 	return -1;
 }
 

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA per network namespace state: the namespace's policy, the list of its
+ * MPA connections, and its statistics (also as /proc/net/mpa_stat).
+ *
+ * Connections are listed from attach to close. The traffic counters live in
+ * the connections; the namespace's totals are the live connections' sums
+ * plus what closed connections left behind, so the data path counts each
+ * FPDU once, in its connection only.
+ */
+#include <kunit/visibility.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <net/netns/generic.h>
+
+#include "conn.h"
+#include "netns.h"
+
+/**
+ * struct mpa_net - MPA's state in a network namespace
+ * @lock: protects everything below; taken with BHs off, as connections
+ *	may be released in softirq context
+ * @policy: the policy for new connections
+ * @conns: the namespace's connections (&mpa_conn.net_node)
+ * @retired: closed connections' counters, summed
+ * @attached: see &struct mpa_net_stats
+ * @established: see &struct mpa_net_stats
+ * @rejected: see &struct mpa_net_stats
+ * @startup_failed: see &struct mpa_net_stats
+ * @failures: see &struct mpa_net_stats
+ */
+struct mpa_net {
+	spinlock_t lock;
+	struct mpa_net_policy policy;
+	struct list_head conns;
+	struct mpa_stats retired;
+	u64 attached;
+	u64 established;
+	u64 rejected;
+	u64 startup_failed;
+	u64 failures[MPA_REASON_COUNT];
+};
+
+static unsigned int mpa_net_id __read_mostly;
+
+static struct mpa_net *mpa_net_of(const struct net *net)
+{
+	return net_generic(net, mpa_net_id);
+}
+
+/**
+ * mpa_net_policy() - read a namespace's policy
+ * @net: the namespace
+ * @pol: filled in
+ */
+void mpa_net_policy(const struct net *net, struct mpa_net_policy *pol)
+{
+	struct mpa_net *mn = mpa_net_of(net);
+
+	spin_lock_bh(&mn->lock);
+	*pol = mn->policy;
+	spin_unlock_bh(&mn->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_net_policy);
+
+/**
+ * mpa_net_policy_set() - replace a namespace's policy
+ * @net: the namespace
+ * @pol: the new policy, already validated
+ *
+ * Connections attached from now on follow it.
+ */
+void mpa_net_policy_set(struct net *net, const struct mpa_net_policy *pol)
+{
+	struct mpa_net *mn = mpa_net_of(net);
+
+	spin_lock_bh(&mn->lock);
+	mn->policy = *pol;
+	spin_unlock_bh(&mn->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_net_policy_set);
+
+/**
+ * mpa_net_crc_off_allowed() - may connections in @net announce C=0?
+ * @net: the namespace
+ *
+ * RFC 5044 section 4.4 (R-4.4-4, R-4.4-5): the administrator decides.
+ *
+ * Return: true if the namespace's policy allows it.
+ */
+bool mpa_net_crc_off_allowed(const struct net *net)
+{
+	struct mpa_net_policy pol;
+
+	mpa_net_policy(net, &pol);
+	return pol.crc_off_allowed;
+}
+
+static void mpa_stats_add(struct mpa_stats *sum, const struct mpa_stats *s)
+{
+	sum->tx_fpdus += s->tx_fpdus;
+	sum->tx_octets += s->tx_octets;
+	sum->rx_fpdus += s->rx_fpdus;
+	sum->rx_octets += s->rx_octets;
+	sum->tx_markers += s->tx_markers;
+	sum->rx_markers += s->rx_markers;
+	sum->crc_errors += s->crc_errors;
+	sum->marker_errors += s->marker_errors;
+	sum->startup_octets_tx += s->startup_octets_tx;
+	sum->startup_octets_rx += s->startup_octets_rx;
+}
+
+/**
+ * mpa_net_conn_add() - list a new connection in its socket's namespace
+ * @c: the connection
+ */
+void mpa_net_conn_add(struct mpa_conn *c)
+{
+	struct mpa_net *mn = mpa_net_of(mpa_conn_net(c));
+
+	spin_lock_bh(&mn->lock);
+	list_add_tail(&c->net_node, &mn->conns);
+	c->net_linked = true;
+	mn->attached++;
+	spin_unlock_bh(&mn->lock);
+}
+
+/**
+ * mpa_net_conn_del() - take a connection off its namespace's list
+ * @c: the connection; may be called again, and in softirq context
+ *
+ * Its counters move to the namespace's totals of closed connections.
+ */
+void mpa_net_conn_del(struct mpa_conn *c)
+{
+	struct mpa_net *mn = mpa_net_of(mpa_conn_net(c));
+	struct mpa_stats s;
+
+	spin_lock_bh(&mn->lock);
+	if (c->net_linked) {
+		list_del(&c->net_node);
+		c->net_linked = false;
+		mpa_conn_stats(c, &s);
+		mpa_stats_add(&mn->retired, &s);
+	}
+	spin_unlock_bh(&mn->lock);
+}
+
+/**
+ * mpa_net_event() - count what happened to a connection, and announce it
+ * @c: the connection; its error (&mpa_conn.err) is already recorded
+ * @ev: what happened
+ *
+ * Any context.
+ */
+void mpa_net_event(struct mpa_conn *c, enum mpa_net_event ev)
+{
+	struct mpa_net *mn = mpa_net_of(mpa_conn_net(c));
+	u32 reason = c->err.reason;
+
+	spin_lock_bh(&mn->lock);
+	switch (ev) {
+	case MPA_NET_ESTABLISHED:
+		mn->established++;
+		break;
+	case MPA_NET_REJECTED:
+		mn->rejected++;
+		break;
+	case MPA_NET_STARTUP_FAILED:
+		mn->startup_failed++;
+		if (reason < MPA_REASON_COUNT)
+			mn->failures[reason]++;
+		break;
+	case MPA_NET_ERROR:
+	case MPA_NET_CLOSED:
+		break;
+	}
+	spin_unlock_bh(&mn->lock);
+
+	/* a startup failure is an error, announced as such */
+	mpa_nl_notify(c, ev == MPA_NET_STARTUP_FAILED ? MPA_NET_ERROR : ev);
+}
+
+/**
+ * mpa_net_stats() - a namespace's statistics
+ * @net: the namespace
+ * @st: filled in
+ */
+void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
+{
+	struct mpa_net *mn = mpa_net_of(net);
+	struct mpa_conn *c;
+	struct mpa_stats s;
+	u8 state;
+
+	memset(st, 0, sizeof(*st));
+	spin_lock_bh(&mn->lock);
+	st->attached = mn->attached;
+	st->established = mn->established;
+	st->rejected = mn->rejected;
+	st->startup_failed = mn->startup_failed;
+	memcpy(st->failures, mn->failures, sizeof(st->failures));
+	st->traffic = mn->retired;
+	list_for_each_entry(c, &mn->conns, net_node) {
+		state = mpa_conn_state(c);
+		if (state < ARRAY_SIZE(st->conns))
+			st->conns[state]++;
+		mpa_conn_stats(c, &s);
+		mpa_stats_add(&st->traffic, &s);
+	}
+	spin_unlock_bh(&mn->lock);
+}
+
+/**
+ * mpa_net_for_each_conn() - walk a namespace's connections, resumably
+ * @net: the namespace
+ * @pos: in: how many to skip; out: how many were walked
+ * @fn: called for each, under the namespace's lock (it must not sleep);
+ *	a non-zero return stops the walk before that connection
+ * @arg: passed to @fn
+ *
+ * Return: what @fn returned last, 0 once every connection was walked.
+ */
+int mpa_net_for_each_conn(const struct net *net, unsigned long *pos,
+			  int (*fn)(const struct mpa_conn *c, void *arg),
+			  void *arg)
+{
+	struct mpa_net *mn = mpa_net_of(net);
+	unsigned long i = 0;
+	struct mpa_conn *c;
+	int ret = 0;
+
+	spin_lock_bh(&mn->lock);
+	list_for_each_entry(c, &mn->conns, net_node) {
+		if (i++ < *pos)
+			continue;
+		ret = fn(c, arg);
+		if (ret)
+			break;
+		*pos = i;
+	}
+	spin_unlock_bh(&mn->lock);
+	return ret;
+}
+
+/* /proc/net/mpa_stat, in the manner of /proc/net/tls_stat */
+static const char *const mpa_state_names[] = {
+	[MPA_STATE_STREAMING]		= "Streaming",
+	[MPA_STATE_AWAIT_REQUEST]	= "AwaitRequest",
+	[MPA_STATE_REQUEST_RECEIVED]	= "RequestReceived",
+	[MPA_STATE_AWAIT_REPLY]		= "AwaitReply",
+	[MPA_STATE_FULL]		= "Full",
+	[MPA_STATE_REJECTED]		= "Rejected",
+	[MPA_STATE_FAILED]		= "Failed",
+};
+
+/* The causes of startup failures (the others end Full Operation) */
+static const char *const mpa_reason_names[MPA_REASON_PEER_CLOSED + 1] = {
+	[MPA_REASON_NONE]		= "None",
+	[MPA_REASON_BAD_KEY]		= "BadKey",
+	[MPA_REASON_INIT_INIT]		= "InitInit",
+	[MPA_REASON_REPLY_AT_RESPONDER]	= "ReplyAtResponder",
+	[MPA_REASON_PD_TOO_LONG]	= "PdTooLong",
+	[MPA_REASON_V2_SHORT]		= "V2Short",
+	[MPA_REASON_BAD_REV]		= "BadRev",
+	[MPA_REASON_REV0]		= "Rev0",
+	[MPA_REASON_REV_MISMATCH]	= "RevMismatch",
+	[MPA_REASON_V2_MISMATCH]	= "V2Mismatch",
+	[MPA_REASON_P2P_MISMATCH]	= "P2pMismatch",
+	[MPA_REASON_NO_RTR]		= "NoRtr",
+	[MPA_REASON_RTR_MISMATCH]	= "RtrMismatch",
+	[MPA_REASON_PD_BUFFER]		= "PdBuffer",
+	[MPA_REASON_TRUNCATED]		= "Truncated",
+	[MPA_REASON_TIMEOUT]		= "Timeout",
+	[MPA_REASON_PEER_CLOSED]	= "PeerClosed",
+};
+
+static int mpa_stat_show(struct seq_file *seq, void *v)
+{
+	struct net *net = seq_file_single_net(seq);
+	struct mpa_net_stats *st;
+	unsigned int i;
+
+	st = kmalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	mpa_net_stats(net, st);
+	for (i = MPA_STATE_STREAMING; i < ARRAY_SIZE(st->conns); i++)
+		seq_printf(seq, "MpaCurr%-24s%u\n", mpa_state_names[i],
+			   st->conns[i]);
+	seq_printf(seq, "%-31s%llu\n", "MpaAttached", st->attached);
+	seq_printf(seq, "%-31s%llu\n", "MpaEstablished", st->established);
+	seq_printf(seq, "%-31s%llu\n", "MpaRejected", st->rejected);
+	seq_printf(seq, "%-31s%llu\n", "MpaStartupFailed", st->startup_failed);
+	seq_printf(seq, "%-31s%llu\n", "MpaTxFpdus", st->traffic.tx_fpdus);
+	seq_printf(seq, "%-31s%llu\n", "MpaTxOctets", st->traffic.tx_octets);
+	seq_printf(seq, "%-31s%llu\n", "MpaRxFpdus", st->traffic.rx_fpdus);
+	seq_printf(seq, "%-31s%llu\n", "MpaRxOctets", st->traffic.rx_octets);
+	seq_printf(seq, "%-31s%llu\n", "MpaTxMarkers", st->traffic.tx_markers);
+	seq_printf(seq, "%-31s%llu\n", "MpaRxMarkers", st->traffic.rx_markers);
+	seq_printf(seq, "%-31s%llu\n", "MpaCrcErrors", st->traffic.crc_errors);
+	seq_printf(seq, "%-31s%llu\n", "MpaMarkerErrors",
+		   st->traffic.marker_errors);
+	for (i = MPA_REASON_NONE + 1; i < ARRAY_SIZE(mpa_reason_names); i++)
+		seq_printf(seq, "MpaStartupFail%-17s%llu\n",
+			   mpa_reason_names[i], st->failures[i]);
+	kfree(st);
+	return 0;
+}
+
+static int __net_init mpa_net_init_net(struct net *net)
+{
+	struct mpa_net *mn = mpa_net_of(net);
+
+	spin_lock_init(&mn->lock);
+	INIT_LIST_HEAD(&mn->conns);
+	/* RFC 5044 defaults: CRCs required (R-4.4-5), Rev 1 */
+	mn->policy.initiator_rev = MPA_REVISION_1;
+	mn->policy.responder_revs = BIT(MPA_REVISION_1) | BIT(MPA_REVISION_2);
+	mn->policy.timeout_ms = MPA_DEFAULT_TIMEOUT_MS;
+	if (!proc_create_net_single("mpa_stat", 0444, net->proc_net,
+				    mpa_stat_show, NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+static void __net_exit mpa_net_exit_net(struct net *net)
+{
+	struct mpa_net *mn = mpa_net_of(net);
+	struct mpa_conn *c, *tmp;
+
+	remove_proc_entry("mpa_stat", net->proc_net);
+	/*
+	 * Sockets hold their namespace, so only kernel sockets a consumer
+	 * failed to release can still be here; forget them.
+	 */
+	spin_lock_bh(&mn->lock);
+	list_for_each_entry_safe(c, tmp, &mn->conns, net_node) {
+		list_del(&c->net_node);
+		c->net_linked = false;
+	}
+	spin_unlock_bh(&mn->lock);
+}
+
+static struct pernet_operations mpa_net_ops = {
+	.init	= mpa_net_init_net,
+	.exit	= mpa_net_exit_net,
+	.id	= &mpa_net_id,
+	.size	= sizeof(struct mpa_net),
+};
+
+int mpa_net_init(void)
+{
+	return register_pernet_subsys(&mpa_net_ops);
+}
+
+void mpa_net_exit(void)
+{
+	unregister_pernet_subsys(&mpa_net_ops);
+}
