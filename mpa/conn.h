@@ -229,6 +229,12 @@ static inline struct net *mpa_conn_net(const struct mpa_conn *c)
 	return sock_net(c->sk);
 }
 
+/* Why the connection failed: enum mpa_reason */
+static inline u32 mpa_conn_reason(const struct mpa_conn *c)
+{
+	return READ_ONCE(c->err.reason);
+}
+
 /* Startup timeout of a new namespace's policy */
 #define MPA_DEFAULT_TIMEOUT_MS	10000
 

@@ -156,7 +156,7 @@ void mpa_net_conn_del(struct mpa_conn *c)
 void mpa_net_event(struct mpa_conn *c, enum mpa_net_event ev)
 {
 	struct mpa_net *mn = mpa_net_of(mpa_conn_net(c));
-	u32 reason = c->err.reason;
+	u32 reason = mpa_conn_reason(c);
 
 	spin_lock_bh(&mn->lock);
 	switch (ev) {
