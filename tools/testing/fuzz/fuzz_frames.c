@@ -99,6 +99,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pol.rtr = (p >> 7) & 0xff;
 	pol.ird = (p >> 15) & 0x3fff;
 	pol.ord = (p >> 18) & 0x3fff;
+	/* the revisions a Responder accepts: any mask of Rev 1 and Rev 2 */
+	pol.revs = (p >> 29) & 0x6;
 
 	r = mpa_frame_parse_hdr(&f, data, role);
 	check_reason(r);
@@ -140,6 +142,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (neg.action == MPA_NEG_ACCEPT)
 		check_params(&neg.params);
+	/* R-7.1.1-16: only an accepted Rev 1 or Rev 2 gets this far */
+	if (f.rev && pol.rev && !(pol.revs & (1u << f.rev)))
+		abort();
 
 	/* Send the decided Reply (with the Request's PD as ours) */
 	n = mpa_reply_build(&neg, p & 0x80000000, f.pd,
