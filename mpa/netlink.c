@@ -184,8 +184,8 @@ int mpa_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	int ret;
 
 	/* cb->args[0]: connections already dumped */
-	ret = mpa_net_for_each_conn(sock_net(skb->sk), &cb->args[0],
-				    mpa_nl_dump_one, &d);
+	ret = mpa_net_walk_conns(sock_net(skb->sk), &cb->args[0],
+				 mpa_nl_dump_one, &d);
 	/* a full message ends this part; the next one resumes */
 	if (ret == -EMSGSIZE && skb->len)
 		return skb->len;

@@ -30,7 +30,7 @@
  * @failures: see &struct mpa_net_stats
  */
 struct mpa_net {
-	spinlock_t lock;
+	spinlock_t lock;	/* protects the fields below */
 	struct mpa_net_policy policy;
 	struct list_head conns;
 	struct mpa_stats retired;
@@ -212,7 +212,7 @@ void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
 }
 
 /**
- * mpa_net_for_each_conn() - walk a namespace's connections, resumably
+ * mpa_net_walk_conns() - walk a namespace's connections, resumably
  * @net: the namespace
  * @pos: in: how many to skip; out: how many were walked
  * @fn: called for each, under the namespace's lock (it must not sleep);
@@ -221,9 +221,9 @@ void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
  *
  * Return: what @fn returned last, 0 once every connection was walked.
  */
-int mpa_net_for_each_conn(const struct net *net, unsigned long *pos,
-			  int (*fn)(const struct mpa_conn *c, void *arg),
-			  void *arg)
+int mpa_net_walk_conns(const struct net *net, unsigned long *pos,
+		       int (*fn)(const struct mpa_conn *c, void *arg),
+		       void *arg)
 {
 	struct mpa_net *mn = mpa_net_of(net);
 	unsigned long i = 0;

@@ -74,9 +74,9 @@ void mpa_net_conn_add(struct mpa_conn *c);
 void mpa_net_conn_del(struct mpa_conn *c);
 void mpa_net_event(struct mpa_conn *c, enum mpa_net_event ev);
 void mpa_net_stats(const struct net *net, struct mpa_net_stats *st);
-int mpa_net_for_each_conn(const struct net *net, unsigned long *pos,
-			  int (*fn)(const struct mpa_conn *c, void *arg),
-			  void *arg);
+int mpa_net_walk_conns(const struct net *net, unsigned long *pos,
+		       int (*fn)(const struct mpa_conn *c, void *arg),
+		       void *arg);
 
 /* netlink.c: the "mpa" generic netlink family */
 int mpa_nl_init(void);
