@@ -15,6 +15,9 @@ PKGS=(
 	# building the module, the debug kernel and the test programs
 	make gcc libc6-dev bc bison flex libelf-dev libssl-dev cpio dwarves kmod
 	sparse linux-source-6.12 python3 perl
+	# the kernel's YNL tools (ynl-gen-c.py, cli.py, mpactl): the netlink
+	# spec's YAML and its schema validation
+	python3-yaml python3-jsonschema
 	# fuzzing the protocol core
 	clang libclang-rt-14-dev
 	# test guests
