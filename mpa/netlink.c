@@ -88,12 +88,7 @@ int mpa_nl_policy_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (a[MPA_A_POLICY_TIMEOUT_MS])
 		pol.timeout_ms = nla_get_u32(a[MPA_A_POLICY_TIMEOUT_MS]);
 
-	if (pol.initiator_rev != MPA_REVISION_1 &&
-	    pol.initiator_rev != MPA_REVISION_2) {
-		NL_SET_ERR_MSG_ATTR(info->extack, a[MPA_A_POLICY_INITIATOR_REV],
-				    "an Initiator sends Rev 1 or Rev 2 by default");
-		return -EINVAL;
-	}
+	/* the ranges were checked by the family's policy (netlink_gen.c) */
 	if (!(pol.responder_revs & MPA_REVS_ALL)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[MPA_A_POLICY_RESPONDER_REVS],
 				    "a Responder must accept Rev 1 or Rev 2");

@@ -68,7 +68,7 @@ MODULE_PARM_DESC(markers, "Responder: ask for Markers in what we receive (M=1)")
 
 static bool crc = true;
 module_param(crc, bool, 0644);
-MODULE_PARM_DESC(crc, "Responder: 0 announces C=0 (needs mpa's allow_crc_off)");
+MODULE_PARM_DESC(crc, "Responder: 0 announces C=0 (needs the netns policy crc-off-allowed)");
 
 static bool reject;
 module_param(reject, bool, 0644);
