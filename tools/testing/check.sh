@@ -99,6 +99,25 @@ run_kapi() {
 	report "kapi-$lane" $((p + lp)) $((f + lf))
 }
 
+# The control plane's suite: netlink.py (the "mpa" generic netlink family
+# through YNL, cli.py and mpactl; /proc/net/mpa_stat), in a guest of its
+# own like run_kapi, with the same kernel log checks. The guest's HOME is
+# not ours: it is told where the kernel tree with YNL is.
+run_netlink() {
+	local lane=$1 rc p f lp lf
+	local res=$out/$lane-netlink
+	rm -rf "$res"
+	mkdir -p "$res"
+	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 1800 --results "$res" \
+		-- "MPA_SRCTREE='$(mpa_source_tree)'" tools/testing/netlink-suite.sh \
+		> "$res/run.log" 2>&1
+	rc=$?
+	read -r p f < <(count_tap "$res/netlink/netlink.tap")
+	[ "$f" = 0 ] || show_tap_failures "$res/netlink/netlink.tap"
+	read -r lp lf < <(guest_log_cases "$lane" "$res" "$rc")
+	report "netlink-$lane" $((p + lp)) $((f + lf))
+}
+
 run_lane() {
 	local lane=$1 rc p f lp lf t
 	local res=$out/$lane
@@ -110,6 +129,7 @@ run_lane() {
 		[ "$lane" = debug ] && report kunit 0 1
 		report "selftests-$lane" 0 1
 		report "kapi-$lane" 0 1
+		report "netlink-$lane" 0 1
 		return
 	fi
 	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 1800 --results "$res" \
@@ -145,6 +165,7 @@ run_lane() {
 	report "selftests-$lane" $((p + lp)) $((f + lf))
 
 	run_kapi "$lane"
+	run_netlink "$lane"
 }
 
 mkdir -p "$out"
