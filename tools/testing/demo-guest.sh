@@ -4,13 +4,16 @@
 # The guest half of make demo (see demo.sh): two network namespaces joined
 # by a veth pair, an MPA connection between two mpacat processes across it
 # with Markers and CRCs both ways, ULPDUs of mixed sizes each way, and a
-# capture of it all on the veth. Leaves in $MPA_RESULTS: the capture
+# capture of it all on the veth; mpactl (the control plane) watches the
+# Responder's namespace. Leaves in $MPA_RESULTS: the capture
 # (demo.pcap), what each side sent, received and printed, and exits
 # non-zero when a side failed or a ULPDU did not arrive intact and in
 # order. demo.sh then has tshark decode the capture.
 set -e
 R=$MPA_RESULTS
 MPACAT=$MPA_BUILD/mpacat/mpacat
+# the administrator's tool; MPA_YNL_DIR (from demo.sh) is the kernel's YNL
+MPACTL="/usr/bin/python3 tools/mpactl/mpactl"
 PORT=7174
 say() { printf '\n== %s\n' "$*"; }
 fail() { echo "demo: FAILED: $*"; exit 1; }
@@ -74,6 +77,13 @@ until grep -q 'listening on' "$R/tcpdump.log"; do
 	sleep 0.1
 done
 
+say "mpa-b: mpactl monitor (the control plane's events, in the background)"
+ip netns exec mpa-b $MPACTL monitor --count 2 --timeout 60 \
+	> "$R/monitor.out" 2> "$R/monitor.err" &
+monitor=$!
+# let it subscribe before the connection comes
+sleep 1
+
 say "mpa-b: Responder: mpacat -v --markers --pd ... --file responder.in -l $PORT"
 ip netns exec mpa-b timeout 120 "$MPACAT" -v --markers \
 	--pd "Welcome to mpa-b" --file "$R/responder.in" -l "$PORT" \
@@ -93,9 +103,17 @@ ip netns exec mpa-a timeout 120 "$MPACAT" -v --markers --rev 1 \
 	< "$R/initiator.in" > "$R/initiator.out" 2> "$R/initiator.err" || rc=$?
 src=0
 wait $server || src=$?
+mrc=0
+wait $monitor || mrc=$?
 sleep 0.5
 kill -INT $dump
 wait $dump || true
+
+say "mpa-b: what mpactl monitor printed (exit status $mrc)"
+cat "$R/monitor.out" "$R/monitor.err"
+say "mpa-b: mpactl stats (the namespace's statistics)"
+ip netns exec mpa-b $MPACTL stats > "$R/stats.out" 2>&1 || true
+cat "$R/stats.out"
 
 say "the Initiator's report (standard error)"
 cat "$R/initiator.err"
@@ -143,5 +161,17 @@ grep -q "negotiated: Rev 1, Initiator; Markers: we send yes, peer sends yes; CRC
 	"$R/initiator.err" || fail "the Initiator did not negotiate Markers and CRC"
 grep -q "negotiated: Rev 1, Responder; Markers: we send yes, peer sends yes; CRC on" \
 	"$R/responder.err" || fail "the Responder did not negotiate Markers and CRC"
+# The control plane saw it all: both events, and counters equal to the
+# ULPDUs that went each way (the connection is closed: they stay counted).
+[ "$mrc" = 0 ] || fail "mpactl monitor exited with $mrc"
+grep -q "^established .* responder rev 1 M 1/1 CRC on" "$R/monitor.out" ||
+	fail "mpactl monitor did not show the connection established"
+grep -q "^closed " "$R/monitor.out" || fail "mpactl monitor did not show it closed"
+stat_of() { sed -n "s/^$1 //p" "$R/stats.out"; }
+[ "$(stat_of established)" = 1 ] || fail "mpactl stats: established is not 1"
+[ "$(stat_of rx-fpdus)" = "$n_in" ] || fail "mpactl stats: rx-fpdus is not $n_in"
+[ "$(stat_of tx-fpdus)" = "$n_re" ] || fail "mpactl stats: tx-fpdus is not $n_re"
+[ "$(stat_of crc-errors)" = 0 ] || fail "mpactl stats: CRC errors"
+echo "ok: mpactl saw the connection established and closed, $n_in FPDUs in and $n_re out"
 echo "ok: the Responder received the Initiator's $n_in ULPDUs intact and in order"
 echo "ok: the Initiator received the Responder's $n_re ULPDUs intact and in order"
