@@ -1569,12 +1569,17 @@ def events_stay_in_their_netns(t):
 
 # --- statistics ---------------------------------------------------------------
 
-def stats_check(fam, ns, want, what):
+def stats_check(fam, ns, want, what, startup=(0, 0, 0)):
+    """stats-get and /proc/net/mpa_stat say exactly @want; @startup: the
+    connections awaiting a Request, with one received, awaiting a Reply."""
     st = fam.do('stats-get', {})
     got = {k: st[k] for k in STATS_KEYS}
     fails = sorted((f['reason'], f['count']) for f in st.get('failure', []))
     eq((got, fails), (want['stats'], want['failures']), f'{what}: stats-get')
-    eq(proc_stat(ns), stats_as_proc(st), f'{what}: /proc/net/mpa_stat')
+    proc = stats_as_proc(st)
+    proc.update(zip(('MpaCurrAwaitRequest', 'MpaCurrRequestReceived',
+                     'MpaCurrAwaitReply'), startup))
+    eq(proc_stat(ns), proc, f'{what}: /proc/net/mpa_stat')
 
 
 @test
@@ -1645,6 +1650,141 @@ def stats_count_exactly_what_happened(t):
     for k in ('conns-full', 'conns-rejected', 'conns-failed'):
         s[k] = 0
     stats_check(fam, ns, want, 'all closed')
+
+
+@test
+def stats_startup_states_and_timeout(t):
+    """Connections in each state of the startup phase are counted as such,
+    and the namespace's timeout ends one with reason timeout (code 4)."""
+    ns = t.netns()
+    fam = t.ynl(ns)
+    lst = listener(t, ns)
+    want = {'stats': zero_stats(), 'failures': []}
+    s = want['stats']
+    ci, cr = tcp_pair(t, socket.AF_INET, ns, ns, '127.0.0.1')
+    attach(ci, MPA_ROLE_INITIATOR)
+    attach(cr, MPA_ROLE_RESPONDER)
+    s.update({'attached': 2, 'conns-streaming': 2})
+    stats_check(fam, ns, want, 'two attached')
+    cr.setblocking(False)
+    try:
+        mpa_start(cr)
+        raise Fail('the Responder\'s MPA_START finished without a Request')
+    except BlockingIOError:
+        pass
+    s.update({'conns-streaming': 1, 'conns-startup': 1})
+    stats_check(fam, ns, want, 'a Responder waiting', startup=(1, 0, 0))
+    ci.setblocking(False)
+    try:
+        mpa_start(ci)
+        raise Fail('the Initiator\'s MPA_START finished at once')
+    except BlockingIOError:
+        pass
+    p = select.poll()
+    p.register(cr, select.POLLIN)
+    check(p.poll(60000), 'the Request never arrived')
+    s.update({'conns-streaming': 0, 'conns-startup': 2})
+    stats_check(fam, ns, want, 'a Request received, a Reply awaited',
+                startup=(0, 1, 1))
+    cr.setblocking(True)
+    cr.setsockopt(SOL_MPA, MPA_ACCEPT, None, 0)
+    p = select.poll()
+    p.register(ci, select.POLLOUT)
+    check(p.poll(60000), 'the Reply never arrived')
+    s.update({'conns-startup': 0, 'conns-full': 2, 'established': 2})
+    stats_check(fam, ns, want, 'both in Full Operation')
+    eq(sorted(n for n, _ in events(lst, 2)), ['established-ntf'] * 2,
+       'events so far')
+
+    # the policy's timeout: a Responder whose peer never sends a Request
+    fam.do('policy-set', {'timeout-ms': 300})
+    raw, resp = raw_to_responder(t, ns)
+    eq(get_u32(resp, MPA_TIMEOUT), 300, 'MPA_TIMEOUT from the policy')
+    try:
+        mpa_start(resp)
+        raise Fail('MPA_START without a Request succeeded')
+    except OSError as e:
+        oserr(e, errno.ETIMEDOUT, 'MPA_START without a Request')
+    s.update({'attached': 3, 'startup-failed': 1, 'conns-failed': 1})
+    want['failures'] = [('timeout', 1)]
+    stats_check(fam, ns, want, 'a startup timed out')
+    w = dict(conn_base(resp, 'responder', 'failed'),
+             **{k: 0 for k in COUNTERS},
+             **{'err-code': 'startup', 'err-reason': 'timeout',
+                'err-errno': errno.ETIMEDOUT})
+    eq(events(lst, 1), [('error-ntf', w)], 'error-ntf of the timeout')
+    eq(raw.recv(10), b'', 'the Responder closed TCP (FIN)')
+
+
+@test
+def events_error_tcp_closed(t):
+    """Error code 1: a Request cut short by the peer's FIN (TRUNCATED), and
+    Full Operation ended by a reset (PEER_CLOSED, ECONNRESET)."""
+    ns = t.netns()
+    lst = listener(t, ns)
+    raw, resp = raw_to_responder(t, ns)
+    # its addresses before it is closed (getpeername() fails then)
+    base = conn_base(resp, 'responder', 'failed')
+    raw.sendall(request_frame()[:10])
+    raw.shutdown(socket.SHUT_WR)
+    try:
+        mpa_start(resp)
+        raise Fail('MPA_START on half a Request succeeded')
+    except OSError as e:
+        oserr(e, errno.ECONNRESET, 'MPA_START on half a Request and a FIN')
+    w = dict(base, **{k: 0 for k in COUNTERS},
+             **{'err-code': 'tcp-closed', 'err-reason': 'truncated',
+                'err-errno': errno.ECONNRESET})
+    eq(events(lst, 1), [('error-ntf', w)], 'error-ntf of the truncation')
+    eq(lst.consts['error'].entries['tcp-closed'].value, 1,
+       'code of "tcp-closed"')
+
+    raw, resp = raw_to_responder(t, ns)
+    raw.sendall(request_frame())
+    mpa_start(resp)
+    resp.setsockopt(SOL_MPA, MPA_ACCEPT, None, 0)
+    recv_exact(raw, 20)
+    raw.sendall(fpdu(b'last words'))
+    eq(recv_ulpdu(resp), b'last words', 'the FPDU before the reset')
+    base = conn_base(resp, 'responder', 'full')
+    res = mpa_result(resp)
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+    raw.close()                             # a reset
+    try:
+        resp.recv(100)
+        raise Fail('recv() after the reset returned')
+    except OSError as e:
+        oserr(e, errno.ECONNRESET, 'recv() after the reset')
+    evs = events(lst, 2)
+    eq([n for n, _ in evs], ['established-ntf', 'error-ntf'], 'events')
+    w = dict(base,
+             **{'rev': 1, 'tx-markers-on': 0, 'rx-markers-on': 0, 'crc': 1,
+                'mulpdu': res['mulpdu'], 'ird': 0, 'ord': 0,
+                'tx-fpdus': 0, 'tx-octets': 0, 'rx-fpdus': 1, 'rx-octets': 10,
+                'tx-markers': 0, 'rx-markers': 0, 'crc-errors': 0,
+                'marker-errors': 0, 'err-code': 'tcp-closed',
+                'err-reason': 'peer-closed', 'err-errno': errno.ECONNRESET})
+    eq(evs[1][1], w, 'error-ntf of the reset')
+
+
+@test
+def dump_many_connections_in_parts(t):
+    """A dump larger than one message buffer: every connection once, in
+    the order they were attached."""
+    ns = t.netns()
+    fam = t.ynl(ns)
+    conns = [mpa_pair(t, ns_i=ns) for _ in range(40)]
+    want = [x for c in conns for x in (ino(c.i), ino(c.r))]
+    got = [c['ino'] for c in dump(fam)]
+    eq(got, want, 'inodes of the 80 connections, in order')
+    # read with the smallest buffer YNL allows: more parts still
+    with ns:
+        small = YnlFamily(SPEC, '', recv_size=4000)
+    t.later(small.sock.close)
+    eq([c['ino'] for c in small.dump('conn-get', {})], want,
+       'the same with 4000-octet reads')
+    rc, out, err = mpactl(ns, 'conns')
+    eq((rc, len(out.splitlines())), (0, 80), 'mpactl conns: 80 lines')
 
 
 # === main ====================================================================
