@@ -73,7 +73,7 @@ static const size_t sweep[] = {
 /* data: every Markers and CRC combination, both directions. */
 FIXTURE(data)
 {
-	char saved[8];
+	struct mpa_t_policy saved;
 	int i, r;
 	uint32_t pos[2];	/* stream positions, I2R and R2I */
 };
@@ -104,9 +104,10 @@ DATA(tx1_rx1_crc0, 1, 1, 0, AF_INET6, 0);
 
 /*
  * A fresh pair in Full Operation, nothing sent yet. C=0 needs the
- * administrator's allow_crc_off, set for the startup and restored.
+ * administrator's crc-off-allowed, set for the startup and restored.
  */
-static void pair_setup(struct __test_metadata *_metadata, char *saved,
+static void pair_setup(struct __test_metadata *_metadata,
+		       struct mpa_t_policy *saved,
 		       int family, int mss, bool tx_m, bool rx_m, bool crc,
 		       int *i, int *r)
 {
@@ -114,11 +115,11 @@ static void pair_setup(struct __test_metadata *_metadata, char *saved,
 
 	signal(SIGPIPE, SIG_IGN);
 	*i = *r = -1;
-	ASSERT_EQ(0, mpa_param_get("allow_crc_off", saved, 8));
+	ASSERT_EQ(0, mpa_policy_get(saved));
 	if (!crc)
-		ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+		ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
 	rc = t_mpa_pair(family, mss, rx_m, tx_m, crc, i, r);
-	mpa_param_set("allow_crc_off", saved);
+	mpa_policy_set(saved);
 	ASSERT_EQ(0, rc);
 	/* A stuck test fails instead of hanging. */
 	ASSERT_EQ(0, t_set_timeo(*i, SO_RCVTIMEO, T_WAIT));
@@ -129,7 +130,7 @@ static void pair_setup(struct __test_metadata *_metadata, char *saved,
 
 FIXTURE_SETUP(data)
 {
-	pair_setup(_metadata, self->saved, variant->family, variant->mss,
+	pair_setup(_metadata, &self->saved, variant->family, variant->mss,
 		   variant->tx_m, variant->rx_m, variant->crc, &self->i,
 		   &self->r);
 	self->pos[I2R] = self->pos[R2I] = 0;
@@ -137,7 +138,7 @@ FIXTURE_SETUP(data)
 
 FIXTURE_TEARDOWN_PARENT(data)
 {
-	mpa_param_set("allow_crc_off", self->saved);
+	mpa_policy_set(&self->saved);
 }
 
 static int d_tx(FIXTURE_DATA(data) *self, int dir)
@@ -842,7 +843,7 @@ TEST_F(data, small_rcvbuf)
  */
 FIXTURE(sock)
 {
-	char saved[8];
+	struct mpa_t_policy saved;
 	int i, r;
 };
 
@@ -865,7 +866,7 @@ FIXTURE_VARIANT_ADD(sock, ipv6_plain)
 
 FIXTURE_SETUP(sock)
 {
-	pair_setup(_metadata, self->saved, variant->family, 0,
+	pair_setup(_metadata, &self->saved, variant->family, 0,
 		   variant->markers, variant->markers, variant->crc, &self->i,
 		   &self->r);
 	one_ulpdu(_metadata, self->i, self->r, "prime", 5);
@@ -873,7 +874,7 @@ FIXTURE_SETUP(sock)
 
 FIXTURE_TEARDOWN_PARENT(sock)
 {
-	mpa_param_set("allow_crc_off", self->saved);
+	mpa_policy_set(&self->saved);
 }
 
 /* Large ULPDUs into a tiny receive buffer, received by epoll. */
@@ -1094,7 +1095,7 @@ TEST_F(sock, eintr_send)
  */
 FIXTURE(held)
 {
-	char saved[8];
+	struct mpa_t_policy saved;
 	int i, r;
 };
 
@@ -1116,14 +1117,14 @@ FIXTURE_VARIANT_ADD(held, ipv6)
 
 FIXTURE_SETUP(held)
 {
-	pair_setup(_metadata, self->saved, variant->family, 0,
+	pair_setup(_metadata, &self->saved, variant->family, 0,
 		   variant->markers, variant->markers, true, &self->i,
 		   &self->r);
 }
 
 FIXTURE_TEARDOWN_PARENT(held)
 {
-	mpa_param_set("allow_crc_off", self->saved);
+	mpa_policy_set(&self->saved);
 }
 
 static bool held_flag(struct __test_metadata *_metadata, int fd)

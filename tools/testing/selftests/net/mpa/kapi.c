@@ -104,20 +104,27 @@ static int ke_load(const char *fmt, ...)
 		     KE_PORT, KE_ACCEPT_PD, KE_REJECT_PD, KE_INIT_PD, args);
 }
 
-/* allow_crc_off as it was when the program started */
-static char ke_saved_crc_off[8] = "N";
+/*
+ * The namespace's policy as it was when the program started (the tests
+ * change crc-off-allowed); without it, crc-off-allowed's default.
+ */
+static struct mpa_t_policy ke_saved_policy = {
+	.has = MPA_T_HAS(MPA_A_POLICY_CRC_OFF_ALLOWED),
+	.crc_off_allowed = 0,
+};
 
 static void __attribute__((constructor)) ke_init(void)
 {
-	if (ke_sh("modprobe mpa 2>/dev/null") == 0)
-		mpa_param_get("allow_crc_off", ke_saved_crc_off,
-			      sizeof(ke_saved_crc_off));
+	struct mpa_t_policy pol;
+
+	if (ke_sh("modprobe mpa 2>/dev/null") == 0 && !mpa_policy_get(&pol))
+		ke_saved_policy = pol;
 }
 
 static void ke_restore(void)
 {
 	ke_unload();
-	mpa_param_set("allow_crc_off", ke_saved_crc_off);
+	mpa_policy_set(&ke_saved_policy);
 }
 
 /* Write the connect file: 0, or -1 with errno. */
@@ -525,7 +532,7 @@ FIXTURE_SETUP(echo)
 	signal(SIGPIPE, SIG_IGN);
 	self->fd = -1;
 	if (!variant->user_crc || !variant->mod_crc)
-		ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+		ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
 	ASSERT_EQ(0, ke_load("markers=%d crc=%d odd_bvecs=%d inline_resume=%d",
 			     variant->mod_m, variant->mod_crc, variant->odd,
 			     variant->inline_resume));
@@ -1063,7 +1070,7 @@ FIXTURE_SETUP(initiator)
 	signal(SIGPIPE, SIG_IGN);
 	self->fd = -1;
 	if (!variant->user_crc || !variant->mod_crc)
-		ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+		ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
 	ASSERT_EQ(0, ke_load("port=0"));
 	self->lfd = mpa_listener(variant->family, &self->addr, &self->len);
 	ASSERT_LE(0, self->lfd);
@@ -1423,7 +1430,7 @@ TEST_F(misc, connect_refused)
 }
 
 /*
- * C=0 needs the administrator's allow_crc_off: without it mpa_kattach()
+ * C=0 needs the administrator's crc-off-allowed: without it mpa_kattach()
  * refuses (EPERM) and the module closes the connection.
  */
 TEST_F(misc, no_crc_refused)
@@ -1432,7 +1439,7 @@ TEST_F(misc, no_crc_refused)
 
 	size_t data;
 
-	ASSERT_EQ(0, mpa_param_set("allow_crc_off", "N"));
+	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 0));
 	ASSERT_EQ(0, ke_load("crc=0"));
 	self->fd = ke_tcp(AF_INET, 0, 0);
 	ASSERT_LE(0, self->fd);

@@ -18,7 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/genetlink.h>
 #include <linux/mpa.h>
+#include <linux/mpa_netlink.h>
+#include <linux/netlink.h>
 
 #ifndef TCP_ULP
 #define TCP_ULP 31
@@ -515,42 +518,286 @@ static inline int t_wait_startup(int fd, int timeout_ms)
 	return t_poll(fd, POLLIN | POLLOUT, 0);
 }
 
-/* Module parameters */
+/*
+ * The network namespace's MPA policy, through the "mpa" generic netlink
+ * family (Documentation/netlink/specs/mpa.yaml), with a client of our own:
+ * CTRL_CMD_GETFAMILY resolves the family, then MPA_CMD_POLICY_GET or
+ * MPA_CMD_POLICY_SET. Each call opens a netlink socket of its own, so it
+ * works on the namespace the caller is in at the time (after unshare() or
+ * setns()). Errors come back as -errno; the kernel's extended ACK message,
+ * if any, goes to stderr.
+ *
+ * A test that changes the policy saves it first (mpa_policy_get()) and
+ * puts it back in its teardown (mpa_policy_set() of what it saved).
+ */
+struct mpa_t_policy {
+	__u32 has;		/* MPA_T_HAS() of each attribute read or to send */
+	__u32 crc_off_allowed;
+	__u32 markers;
+	__u32 initiator_rev;
+	__u32 responder_revs;	/* MPA_REVS_REV1 | MPA_REVS_REV2 */
+	__u32 permissive;
+	__u32 timeout_ms;
+};
 
-#define MPA_PARAMS "/sys/module/mpa/parameters/"
+#define MPA_T_HAS(attr)	(1u << (attr))
+#define MPA_T_HAS_ALL	(MPA_T_HAS(MPA_A_POLICY_MAX + 1) - MPA_T_HAS(1))
 
-static inline int mpa_param_get(const char *name, char *buf, size_t size)
+/* The field of @attr in @p, or NULL for an attribute we do not know. */
+static inline __u32 *mpa_t_policy_field(struct mpa_t_policy *p, int attr)
 {
-	char path[128];
-	FILE *f;
-	int ok;
+	switch (attr) {
+	case MPA_A_POLICY_CRC_OFF_ALLOWED:
+		return &p->crc_off_allowed;
+	case MPA_A_POLICY_MARKERS:
+		return &p->markers;
+	case MPA_A_POLICY_INITIATOR_REV:
+		return &p->initiator_rev;
+	case MPA_A_POLICY_RESPONDER_REVS:
+		return &p->responder_revs;
+	case MPA_A_POLICY_PERMISSIVE:
+		return &p->permissive;
+	case MPA_A_POLICY_TIMEOUT_MS:
+		return &p->timeout_ms;
+	}
+	return NULL;
+}
 
-	snprintf(path, sizeof(path), MPA_PARAMS "%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	ok = fgets(buf, size, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return -1;
-	buf[strcspn(buf, "\n")] = 0;
+/* The attribute's width on the wire (the spec's u8 or u32). */
+static inline size_t mpa_t_policy_width(int attr)
+{
+	return attr == MPA_A_POLICY_RESPONDER_REVS ||
+	       attr == MPA_A_POLICY_TIMEOUT_MS ? 4 : 1;
+}
+
+/* A request or a reply: the headers and room for the attributes. */
+struct t_nl_msg {
+	struct nlmsghdr nh;
+	struct genlmsghdr gh;
+	uint8_t attrs[4096];
+};
+
+static inline void t_nl_init(struct t_nl_msg *m, __u16 type, __u8 cmd,
+			     __u8 version)
+{
+	memset(m, 0, sizeof(*m));
+	m->nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	m->nh.nlmsg_type = type;
+	m->nh.nlmsg_flags = NLM_F_REQUEST;
+	m->nh.nlmsg_seq = 1;
+	m->gh.cmd = cmd;
+	m->gh.version = version;
+}
+
+/* Append an attribute of @len octets (padded to 4). */
+static inline void t_nl_put(struct t_nl_msg *m, __u16 type, const void *data,
+			    __u16 len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)m + m->nh.nlmsg_len);
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	memset((char *)a + NLA_HDRLEN + len, 0, NLA_ALIGN(len) - len);
+	m->nh.nlmsg_len += NLA_ALIGN(a->nla_len);
+}
+
+/* The attribute after @a (NULL: the first) in the message @m, or NULL. */
+static inline struct nlattr *t_nl_attr_next(struct t_nl_msg *m,
+					    struct nlattr *a)
+{
+	char *end = (char *)m + m->nh.nlmsg_len;
+	char *p = a ? (char *)a + NLA_ALIGN(a->nla_len) : (char *)m->attrs;
+
+	a = (struct nlattr *)p;
+	if (p + NLA_HDRLEN > end || a->nla_len < NLA_HDRLEN ||
+	    p + a->nla_len > end)
+		return NULL;
+	return a;
+}
+
+#define t_nla_data(a)	((void *)((char *)(a) + NLA_HDRLEN))
+#define t_nla_len(a)	((a)->nla_len - NLA_HDRLEN)
+
+/* The extended ACK's message after a netlink error, to stderr. */
+static inline void t_nl_log_extack(const struct nlmsghdr *nh, int err)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(nh);
+	const struct nlattr *a;
+	size_t off = sizeof(*e), end = nh->nlmsg_len - NLMSG_HDRLEN;
+
+	if (!(nh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	if (!(nh->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
+	while (off + NLA_HDRLEN <= end) {
+		a = (const struct nlattr *)((const char *)e + off);
+		if (a->nla_len < NLA_HDRLEN || off + a->nla_len > end)
+			break;
+		if (a->nla_type == NLMSGERR_ATTR_MSG)
+			fprintf(stderr, "#   netlink: %s: %.*s\n",
+				strerror(-err), (int)t_nla_len(a),
+				(const char *)t_nla_data(a));
+		off += NLA_ALIGN(a->nla_len);
+	}
+}
+
+/*
+ * Send @req on a new NETLINK_GENERIC socket, receive the answer into
+ * @rep: 0 and the reply in @rep, or -errno (the error the kernel sent
+ * back, or the one a socket call failed with).
+ */
+static inline int t_nl_xfer(const struct t_nl_msg *req, struct t_nl_msg *rep)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct timeval tv = { .tv_sec = 5 };
+	int one = 1, fd, ret;
+	ssize_t n;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one)) ||
+	    setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		goto fail;
+	n = send(fd, req, req->nh.nlmsg_len, 0);
+	if (n != (ssize_t)req->nh.nlmsg_len)
+		goto fail;
+	do {
+		n = recv(fd, rep, sizeof(*rep), MSG_TRUNC);
+		if (n < 0)
+			goto fail;
+	} while (n >= (ssize_t)NLMSG_HDRLEN &&
+		 rep->nh.nlmsg_seq != req->nh.nlmsg_seq);
+	close(fd);
+	if (n > (ssize_t)sizeof(*rep))
+		return -EMSGSIZE;
+	if (n < (ssize_t)NLMSG_HDRLEN || !NLMSG_OK(&rep->nh, n))
+		return -EBADMSG;
+	if (rep->nh.nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = NLMSG_DATA(&rep->nh);
+
+		if (rep->nh.nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+			return -EBADMSG;
+		/* an ACK without a reply is not what a "do" answers */
+		ret = e->error ?: -ENOMSG;
+		if (e->error)
+			t_nl_log_extack(&rep->nh, e->error);
+		return ret;
+	}
+	if (rep->nh.nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
+		return -EBADMSG;
+	return 0;
+fail:
+	ret = -errno;
+	close(fd);
+	return ret ?: -EIO;
+}
+
+/* The id of the "mpa" family (in the caller's namespace), or -errno. */
+static inline int mpa_genl_family(void)
+{
+	struct t_nl_msg req, rep;
+	struct nlattr *a;
+	int ret;
+
+	t_nl_init(&req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 2);
+	t_nl_put(&req, CTRL_ATTR_FAMILY_NAME, MPA_FAMILY_NAME,
+		 sizeof(MPA_FAMILY_NAME));
+	ret = t_nl_xfer(&req, &rep);
+	if (ret)
+		return ret;
+	for (a = t_nl_attr_next(&rep, NULL); a; a = t_nl_attr_next(&rep, a))
+		if (a->nla_type == CTRL_ATTR_FAMILY_ID &&
+		    t_nla_len(a) == sizeof(__u16))
+			return *(__u16 *)t_nla_data(a);
+	return -ENOENT;
+}
+
+/*
+ * One policy request: @cmd MPA_CMD_POLICY_GET or MPA_CMD_POLICY_SET with
+ * the attributes of @req in @req->has (@req may be NULL: none); the
+ * reply's attributes into @rep (may be NULL), @rep->has saying which came.
+ * 0 or -errno.
+ */
+static inline int mpa_policy_xfer(__u8 cmd, const struct mpa_t_policy *req,
+				  struct mpa_t_policy *rep)
+{
+	struct mpa_t_policy in = {}, out = {};
+	struct t_nl_msg m, r;
+	struct nlattr *a;
+	int id, attr, ret;
+	__u32 *f;
+	__u8 v8;
+
+	id = mpa_genl_family();
+	if (id < 0)
+		return id;
+	t_nl_init(&m, id, cmd, MPA_FAMILY_VERSION);
+	if (req)
+		out = *req;
+	for (attr = 1; attr <= MPA_A_POLICY_MAX; attr++) {
+		if (!(out.has & MPA_T_HAS(attr)))
+			continue;
+		f = mpa_t_policy_field(&out, attr);
+		v8 = *f;
+		if (mpa_t_policy_width(attr) == 1)
+			t_nl_put(&m, attr, &v8, 1);
+		else
+			t_nl_put(&m, attr, f, 4);
+	}
+	ret = t_nl_xfer(&m, &r);
+	if (ret)
+		return ret;
+	if (r.nh.nlmsg_type != id || r.gh.cmd != cmd)
+		return -EBADMSG;
+	for (a = t_nl_attr_next(&r, NULL); a; a = t_nl_attr_next(&r, a)) {
+		f = mpa_t_policy_field(&in, a->nla_type);
+		if (!f || t_nla_len(a) != mpa_t_policy_width(a->nla_type))
+			continue;
+		if (t_nla_len(a) == 1)
+			*f = *(__u8 *)t_nla_data(a);
+		else
+			memcpy(f, t_nla_data(a), 4);
+		in.has |= MPA_T_HAS(a->nla_type);
+	}
+	if (rep)
+		*rep = in;
 	return 0;
 }
 
-static inline int mpa_param_set(const char *name, const char *val)
+/* The whole policy into @p: 0 or -errno. */
+static inline int mpa_policy_get(struct mpa_t_policy *p)
 {
-	char path[128];
-	FILE *f;
-	int ok;
+	int ret = mpa_policy_xfer(MPA_CMD_POLICY_GET, NULL, p);
 
-	snprintf(path, sizeof(path), MPA_PARAMS "%s", name);
-	f = fopen(path, "w");
+	if (ret)
+		return ret;
+	/* the reply has every attribute */
+	return p->has == MPA_T_HAS_ALL ? 0 : -EBADMSG;
+}
+
+/*
+ * Set the attributes in @p->has (a saved policy: all of them), the rest
+ * unchanged: 0 or -errno.
+ */
+static inline int mpa_policy_set(const struct mpa_t_policy *p)
+{
+	return mpa_policy_xfer(MPA_CMD_POLICY_SET, p, NULL);
+}
+
+/* Set one attribute: 0 or -errno. */
+static inline int mpa_policy_set1(int attr, __u32 val)
+{
+	struct mpa_t_policy p = { .has = MPA_T_HAS(attr) };
+	__u32 *f = mpa_t_policy_field(&p, attr);
+
 	if (!f)
-		return -1;
-	ok = fputs(val, f) >= 0;
-	if (fclose(f))
-		ok = 0;
-	return ok ? 0 : -1;
+		return -EINVAL;
+	*f = val;
+	return mpa_policy_set(&p);
 }
 
 /* Peers run in threads: they only record what happened, never assert. */
@@ -1046,7 +1293,7 @@ static inline int t_mpa_options(int fd, int role, bool markers, bool crc)
 /*
  * Two MPA sockets in Full Operation over loopback: *i the Initiator (the
  * client), *r the Responder. @init_m and @resp_m: the Markers each wants
- * in what it receives; !@crc: both announce C=0 (allow_crc_off must be
+ * in what it receives; !@crc: both announce C=0 (crc-off-allowed must be
  * set). With @mss, TCP_MAXSEG before the handshake. 0, or -1 with what
  * failed on stderr (both sockets closed).
  */

@@ -235,14 +235,14 @@ TEST_F(appc, blocking_both)
 }
 
 /*
- * Every M and C combination of both ends (C=0 needs allow_crc_off): each
+ * Every M and C combination of both ends (C=0 needs crc-off-allowed): each
  * side sends Markers iff the other's frame had M=1; CRCs are off only if
  * both frames say C=0 (R-7.1.1-9/10), and the Reply says C=1 whenever
  * CRCs are used. Variants: initiator M, C _ responder M, C.
  */
 FIXTURE(mc)
 {
-	char saved[8];
+	struct mpa_t_policy saved;
 	int i, r;
 };
 
@@ -281,15 +281,14 @@ FIXTURE_SETUP(mc)
 {
 	self->i = self->r = -1;
 	signal(SIGPIPE, SIG_IGN);
-	ASSERT_EQ(0, mpa_param_get("allow_crc_off", self->saved,
-				   sizeof(self->saved)));
-	ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+	ASSERT_EQ(0, mpa_policy_get(&self->saved));
+	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
 	ASSERT_EQ(0, mpa_tcp_pair(variant->family, &self->i, &self->r));
 }
 
 FIXTURE_TEARDOWN_PARENT(mc)
 {
-	mpa_param_set("allow_crc_off", self->saved);
+	mpa_policy_set(&self->saved);
 	close(self->i);
 	close(self->r);
 }

@@ -36,18 +36,21 @@ FIXTURE_TEARDOWN(opt)
 
 TEST_F(opt, defaults)
 {
+	char pd[MPA_MAX_PRIVATE_DATA];
+	struct mpa_t_policy pol;
 	struct mpa_enhanced e;
-	char param[32], pd[MPA_MAX_PRIVATE_DATA];
 	socklen_t len = sizeof(pd);
 
+	/* The namespace's policy gives the defaults (policy.c varies it). */
+	ASSERT_EQ(0, mpa_policy_get(&pol));
 	EXPECT_MPA_STATE(self->fd, MPA_STATE_STREAMING);
 	EXPECT_EQ(0, mpa_get(self->fd, MPA_ROLE));
-	EXPECT_EQ(0, mpa_get(self->fd, MPA_MARKERS));
+	EXPECT_EQ(pol.markers, mpa_get(self->fd, MPA_MARKERS));
+	/* R-4.4-5: CRCs on, whatever the policy allows */
 	EXPECT_EQ(1, mpa_get(self->fd, MPA_CRC));
-	EXPECT_EQ(1, mpa_get(self->fd, MPA_REVISION));
-	EXPECT_EQ(0, mpa_get(self->fd, MPA_PERMISSIVE));
-	ASSERT_EQ(0, mpa_param_get("startup_timeout_ms", param, sizeof(param)));
-	EXPECT_EQ(strtol(param, NULL, 10), mpa_get(self->fd, MPA_TIMEOUT));
+	EXPECT_EQ(pol.initiator_rev, mpa_get(self->fd, MPA_REVISION));
+	EXPECT_EQ(pol.permissive, mpa_get(self->fd, MPA_PERMISSIVE));
+	EXPECT_EQ(pol.timeout_ms, mpa_get(self->fd, MPA_TIMEOUT));
 	EXPECT_LT(0, mpa_get(self->fd, MPA_TIMEOUT));
 	ASSERT_EQ(0, getsockopt(self->fd, SOL_MPA, MPA_PRIVATE_DATA, pd, &len));
 	EXPECT_EQ(0, len);
@@ -227,32 +230,34 @@ TEST_F(opt, peer_data_before_frame)
 	EXPECT_EQ(ENODATA, errno);
 }
 
-/* allow_crc_off is flipped: every test puts back what it found. */
+/*
+ * The policy's crc-off-allowed is flipped: every test puts back what it
+ * found.
+ */
 FIXTURE(crc)
 {
-	char saved[8];
+	struct mpa_t_policy saved;
 	int a, b;
 };
 
 FIXTURE_SETUP(crc)
 {
 	self->a = self->b = -1;
-	ASSERT_EQ(0, mpa_param_get("allow_crc_off", self->saved,
-				   sizeof(self->saved)));
+	ASSERT_EQ(0, mpa_policy_get(&self->saved));
 	ASSERT_EQ(0, mpa_tcp_pair(AF_INET6, &self->a, &self->b));
 	signal(SIGPIPE, SIG_IGN);
 }
 
 FIXTURE_TEARDOWN_PARENT(crc)
 {
-	mpa_param_set("allow_crc_off", self->saved);
+	mpa_policy_set(&self->saved);
 	close(self->a);
 	close(self->b);
 }
 
 TEST_F(crc, off_needs_permission)
 {
-	ASSERT_EQ(0, mpa_param_set("allow_crc_off", "N"));
+	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 0));
 	ASSERT_EQ(0, mpa_attach(self->a));
 	EXPECT_EQ(-1, mpa_set(self->a, MPA_CRC, 0));
 	EXPECT_EQ(EPERM, errno);
@@ -262,7 +267,7 @@ TEST_F(crc, off_needs_permission)
 	EXPECT_EQ(-1, mpa_set(self->a, MPA_CRC, 2));
 	EXPECT_EQ(EINVAL, errno);
 
-	ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
 	EXPECT_EQ(0, mpa_set(self->a, MPA_CRC, 0));
 	EXPECT_EQ(0, mpa_get(self->a, MPA_CRC));
 }
@@ -277,7 +282,7 @@ TEST_F(crc, wire_bits_initiator)
 	struct mpa_result res;
 	int m = self->a, r = self->b;
 
-	ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
 	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set(m, MPA_CRC, 0));
 	ASSERT_EQ(0, t_nonblock(m));
@@ -301,7 +306,7 @@ TEST_F(crc, wire_bits_initiator_reply_c1)
 	struct mpa_result res;
 	int m = self->a, r = self->b;
 
-	ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
 	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set(m, MPA_CRC, 0));
 	ASSERT_EQ(0, t_nonblock(m));
@@ -324,7 +329,7 @@ static void crc_responder(struct __test_metadata *_metadata, int m, int r,
 	uint8_t req[T_HDR], exp[T_HDR], got[T_HDR];
 	struct mpa_result res;
 
-	ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
 	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set(m, MPA_CRC, our_crc));
 	t_frame(req, false, req_flags, 1, NULL, 0);

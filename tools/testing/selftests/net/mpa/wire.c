@@ -160,11 +160,11 @@ struct w_conn {
 
 /*
  * A pair over @family, MPA as @role on one end, the raw peer on the
- * other, through the startup phase; !@crc needs allow_crc_off (set and
- * restored around the startup, the old value in @saved).
+ * other, through the startup phase; !@crc needs crc-off-allowed (set and
+ * restored around the startup, the old policy in @saved).
  */
 static void w_setup(struct __test_metadata *_metadata, struct w_conn *c,
-		    char *saved, int family)
+		    struct mpa_t_policy *saved, int family)
 {
 	uint8_t raw_flags = (c->tx_m ? T_M : 0) | (c->crc ? T_C : 0);
 	uint8_t m_flags = (c->rx_m ? T_M : 0) | (c->crc ? T_C : 0);
@@ -174,17 +174,17 @@ static void w_setup(struct __test_metadata *_metadata, struct w_conn *c,
 	signal(SIGPIPE, SIG_IGN);
 	c->m = c->raw = -1;
 	c->tx = c->rx = 0;
-	ASSERT_EQ(0, mpa_param_get("allow_crc_off", saved, 8));
+	ASSERT_EQ(0, mpa_policy_get(saved));
 	ASSERT_EQ(0, mpa_tcp_pair(family, &c->raw, &c->m));
 	ASSERT_EQ(0, setsockopt(c->raw, SOL_TCP, TCP_NODELAY, &one,
 				sizeof(one)));
 	if (!c->crc)
-		ASSERT_EQ(0, mpa_param_set("allow_crc_off", "Y"));
+		ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
 	if (c->role == MPA_ROLE_RESPONDER)
 		rc = t_raw_initiator(c->m, c->raw, raw_flags, c->rx_m, c->crc);
 	else
 		rc = t_raw_responder(c->m, c->raw, raw_flags, c->rx_m, c->crc);
-	mpa_param_set("allow_crc_off", saved);
+	mpa_policy_set(saved);
 	ASSERT_EQ(m_flags, rc);
 	t_get_result(_metadata, c->m, &res);
 	EXPECT_EQ((c->tx_m ? MPA_RESULT_TX_MARKERS : 0) |
@@ -385,7 +385,7 @@ static const size_t sweep[] = {
 
 FIXTURE(wire)
 {
-	char saved[8];
+	struct mpa_t_policy saved;
 	struct w_conn c;
 };
 
@@ -417,12 +417,12 @@ FIXTURE_SETUP(wire)
 	self->c.rx_m = variant->rx_m;
 	self->c.crc = variant->crc;
 	self->c.role = variant->role;
-	w_setup(_metadata, &self->c, self->saved, variant->family);
+	w_setup(_metadata, &self->c, &self->saved, variant->family);
 }
 
 FIXTURE_TEARDOWN_PARENT(wire)
 {
-	mpa_param_set("allow_crc_off", self->saved);
+	mpa_policy_set(&self->saved);
 }
 
 /* Every size sampled over 1..64768, octet by octet; MPA_STATS agrees. */
@@ -778,7 +778,7 @@ TEST_F(wire, responder_rule)
  */
 FIXTURE(hostile)
 {
-	char saved[8];
+	struct mpa_t_policy saved;
 	struct w_conn c;
 };
 
@@ -814,12 +814,12 @@ FIXTURE_SETUP(hostile)
 	self->c.rx_m = variant->rx_m;
 	self->c.crc = true;
 	self->c.role = variant->role;
-	w_setup(_metadata, &self->c, self->saved, variant->family);
+	w_setup(_metadata, &self->c, &self->saved, variant->family);
 }
 
 FIXTURE_TEARDOWN_PARENT(hostile)
 {
-	mpa_param_set("allow_crc_off", self->saved);
+	mpa_policy_set(&self->saved);
 }
 
 static const char ulp_a[] = "A: the first valid ULPDU";
@@ -1110,7 +1110,7 @@ TEST_F(hostile, bad_first_fpdu)
  */
 FIXTURE(marker)
 {
-	char saved[8];
+	struct mpa_t_policy saved;
 	struct w_conn c;
 };
 
@@ -1135,12 +1135,12 @@ FIXTURE_SETUP(marker)
 	self->c.rx_m = true;
 	self->c.crc = true;
 	self->c.role = variant->role;
-	w_setup(_metadata, &self->c, self->saved, variant->family);
+	w_setup(_metadata, &self->c, &self->saved, variant->family);
 }
 
 FIXTURE_TEARDOWN_PARENT(marker)
 {
-	mpa_param_set("allow_crc_off", self->saved);
+	mpa_policy_set(&self->saved);
 }
 
 /*
