@@ -5,6 +5,7 @@
  * defaults and RFC 6581 enhanced connection setup.
  */
 #include <kunit/test.h>
+#include <linux/bits.h>
 #include <linux/errno.h>
 #include <linux/module.h>
 
@@ -580,6 +581,143 @@ static void reply_pd_limit(struct kunit *test)
 					      sizeof(buf)), -EMSGSIZE);
 }
 
+/*
+ * R-7.1.1-15, R-7.1.1-16: a Responder examines Rev and closes on one its
+ * policy's revs mask does not accept (the namespace's responder-revs);
+ * Rev 0 is never the mask's business but the permissive flag's.
+ */
+struct revs_vec {
+	const char *name;
+	u8 revs;		/* the Responder's mask */
+	bool permissive;	/* the Responder's */
+	u8 rev;			/* the Initiator's Rev */
+	enum mpa_neg_action action;
+	enum mpa_startup_reason reason;
+};
+
+#define REVS_BIT(n)	BIT(MPA_REVISION_##n)
+#define REVS_VEC(n, mask, perm, r, act, why)				\
+	{ #n, mask, perm, r, MPA_NEG_##act, MPA_SR_##why }
+
+static const struct revs_vec revs_vecs[] = {
+	REVS_VEC(rev1_rev2_take_rev1, REVS_BIT(1) | REVS_BIT(2), false, 1,
+		 ACCEPT, OK),
+	REVS_VEC(rev1_rev2_take_rev2, REVS_BIT(1) | REVS_BIT(2), false, 2,
+		 ACCEPT, OK),
+	REVS_VEC(rev1_takes_rev1, REVS_BIT(1), false, 1, ACCEPT, OK),
+	REVS_VEC(rev1_refuses_rev2, REVS_BIT(1), false, 2, CLOSE, BAD_REV),
+	REVS_VEC(rev1_refuses_rev2_permissive, REVS_BIT(1), true, 2, CLOSE,
+		 BAD_REV),
+	REVS_VEC(rev2_refuses_rev1, REVS_BIT(2), false, 1, CLOSE, BAD_REV),
+	REVS_VEC(rev2_takes_rev2, REVS_BIT(2), false, 2, ACCEPT, OK),
+	REVS_VEC(none_refuses_rev1, 0, false, 1, CLOSE, BAD_REV),
+	REVS_VEC(none_refuses_rev2, 0, true, 2, CLOSE, BAD_REV),
+	/* Rev 0 follows permissive: C.2.1 or C.2.4, whatever the mask */
+	REVS_VEC(rev1_rev0_strict, REVS_BIT(1), false, 0, REPLY_CLOSE, REV0),
+	REVS_VEC(rev2_rev0_strict, REVS_BIT(2), false, 0, REPLY_CLOSE, REV0),
+	REVS_VEC(bit0_rev0_strict, REVS_BIT(0) | REVS_BIT(1) | REVS_BIT(2),
+		 false, 0, REPLY_CLOSE, REV0),
+	REVS_VEC(rev1_rev0_permissive, REVS_BIT(1), true, 0, ACCEPT, OK),
+	REVS_VEC(rev2_rev0_permissive, REVS_BIT(2), true, 0, ACCEPT, OK),
+	REVS_VEC(none_rev0_permissive, 0, true, 0, ACCEPT, OK),
+};
+
+KUNIT_ARRAY_PARAM_DESC(revs, revs_vecs, name);
+
+static void responder_revs(struct kunit *test)
+{
+	const struct revs_vec *v = test->param_value;
+	struct mpa_policy ipol, rpol;
+	struct exchange *x;
+
+	x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	mpa_policy_default(&ipol);
+	ipol.rev = v->rev;
+	mpa_policy_default(&rpol);
+	rpol.revs = v->revs;
+	rpol.permissive = v->permissive;
+	run_exchange(test, &ipol, &rpol, false, x);
+
+	KUNIT_EXPECT_EQ(test, x->req.rev, v->rev);
+	KUNIT_EXPECT_EQ(test, x->resp.action, v->action);
+	KUNIT_EXPECT_EQ(test, x->resp.reason, v->reason);
+	switch (v->action) {
+	case MPA_NEG_ACCEPT:
+		/* answered in kind, and the Initiator follows */
+		KUNIT_EXPECT_EQ(test, x->resp.params.rev, v->rev);
+		KUNIT_EXPECT_EQ(test, x->rep.rev, v->rev);
+		KUNIT_EXPECT_EQ(test, x->rep.enhanced, v->rev == 2);
+		KUNIT_EXPECT_EQ(test, x->init.action, MPA_NEG_ACCEPT);
+		KUNIT_EXPECT_EQ(test, x->init.params.rev, v->rev);
+		break;
+	case MPA_NEG_CLOSE:
+		/* no Reply at all (run_exchange() checked), code 4 */
+		KUNIT_EXPECT_FALSE(test, x->init_ran);
+		KUNIT_EXPECT_EQ(test, mpa_startup_reason_code(x->resp.reason),
+				MPA_ERR_STARTUP);
+		break;
+	default:
+		/* C.2.1: what we speak, Rev 1, then the close */
+		KUNIT_EXPECT_EQ(test, x->rep.rev, 1);
+		break;
+	}
+}
+
+/* mpa_policy_default() accepts Rev 1 and Rev 2, and takes both. */
+static void revs_default(struct kunit *test)
+{
+	struct mpa_policy ipol, rpol;
+	struct exchange *x;
+	u8 rev;
+
+	x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	mpa_policy_default(&rpol);
+	KUNIT_EXPECT_EQ(test, rpol.revs, REVS_BIT(1) | REVS_BIT(2));
+	for (rev = MPA_REVISION_1; rev <= MPA_REVISION_2; rev++) {
+		mpa_policy_default(&ipol);
+		ipol.rev = rev;
+		run_exchange(test, &ipol, &rpol, false, x);
+		KUNIT_EXPECT_EQ(test, x->resp.action, MPA_NEG_ACCEPT);
+		KUNIT_EXPECT_EQ(test, x->resp.reason, MPA_SR_OK);
+		KUNIT_EXPECT_EQ(test, x->resp.params.rev, rev);
+		KUNIT_EXPECT_EQ(test, x->init.action, MPA_NEG_ACCEPT);
+	}
+}
+
+/*
+ * The mask is checked before anything of the refused revision: an
+ * enhanced Rev 2 Request with no RTR type in common is a Rev problem
+ * first. No mask lets a Rev above 2 in.
+ */
+static void revs_checked_first(struct kunit *test)
+{
+	struct mpa_frame req = {
+		.rev = MPA_REVISION_2, .enhanced = true, .p2p = true,
+		.rtr = MPA_RTR_SEND, .ird = 1, .ord = 1,
+	};
+	struct mpa_negotiation neg;
+	struct mpa_policy pol;
+
+	mpa_policy_default(&pol);
+	pol.rtr = MPA_RTR_WRITE;
+	mpa_negotiate_request(&pol, &req, &neg);
+	KUNIT_EXPECT_EQ(test, neg.action, MPA_NEG_CLOSE);
+	KUNIT_EXPECT_EQ(test, neg.reason, MPA_SR_NO_RTR);
+	pol.revs = REVS_BIT(1);
+	mpa_negotiate_request(&pol, &req, &neg);
+	KUNIT_EXPECT_EQ(test, neg.action, MPA_NEG_CLOSE);
+	KUNIT_EXPECT_EQ(test, neg.reason, MPA_SR_BAD_REV);
+
+	req = (struct mpa_frame){ .rev = 3 };
+	pol.revs = 0xff;
+	pol.permissive = true;
+	mpa_negotiate_request(&pol, &req, &neg);
+	KUNIT_EXPECT_EQ(test, neg.action, MPA_NEG_CLOSE);
+	KUNIT_EXPECT_EQ(test, neg.reason, MPA_SR_BAD_REV);
+}
+
 static struct kunit_case mpa_negotiate_cases[] = {
 	KUNIT_CASE_PARAM(appendix_c_cell, appc_gen_params),
 	KUNIT_CASE(rev0_nonpermissive_responder),
@@ -601,6 +739,9 @@ static struct kunit_case mpa_negotiate_cases[] = {
 	KUNIT_CASE(markers_per_direction),
 	KUNIT_CASE(request_r_ignored),
 	KUNIT_CASE(reply_pd_limit),
+	KUNIT_CASE_PARAM(responder_revs, revs_gen_params),
+	KUNIT_CASE(revs_default),
+	KUNIT_CASE(revs_checked_first),
 	{}
 };
 
