@@ -182,6 +182,20 @@ INIT_NS_FD = os.open('/proc/self/ns/net', os.O_RDONLY)
 INIT = InitNs()
 
 
+class HereNs:
+    """Whatever namespace we are in (for a child without CAP_SYS_ADMIN)."""
+    name = 'here'
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
+HERE_NS = HereNs()
+
+
 class T:
     """One test's resources, released in reverse order when it ends."""
 
@@ -1073,6 +1087,8 @@ def policy_set_get_round_trip(t):
     fam = t.ynl(ns)
     new = {'crc-off-allowed': 1, 'markers': 1, 'initiator-rev': 2,
            'responder-revs': {'rev2'}, 'permissive': 1, 'timeout-ms': 4321}
+    early, _ = tcp_pair(t, socket.AF_INET, ns, ns, '127.0.0.1')
+    attach(early, MPA_ROLE_INITIATOR)
     eq(fam.do('policy-set', dict(new)), new, 'policy-set\'s answer')
     eq(fam.do('policy-get', {}), new, 'policy-get after it')
     # new connections take it as their defaults
@@ -1083,6 +1099,10 @@ def policy_set_get_round_trip(t):
        (1, 2, 1, 4321), 'MPA_MARKERS, REVISION, PERMISSIVE, TIMEOUT')
     set_u32(ci, MPA_CRC, 0)             # allowed now
     eq(get_u32(ci, MPA_CRC), 0, 'MPA_CRC')
+    # one attached before keeps the defaults it took then
+    eq((get_u32(early, MPA_MARKERS), get_u32(early, MPA_REVISION),
+        get_u32(early, MPA_TIMEOUT)), (0, 1, 10000),
+       'a connection attached before the change')
     # back to the defaults, all at once
     eq(fam.do('policy-set', dict(DEFAULT_POLICY)), DEFAULT_POLICY,
        'policy-set of the defaults')
@@ -1281,11 +1301,31 @@ def perm_unprivileged_reads(t):
                  for c in f.dump('conn-get', {})],
                 f.do('stats-get', {})]
 
+    def child_events():
+        # subscribe, and make a connection of our own to hear of
+        enter_ns(ns.path)
+        drop_privileges(NOBODY)
+        t2 = T()
+        try:
+            lst = listener(t2, HERE_NS)
+            c = mpa_pair(t2, ns_i=HERE_NS)
+            evs = events(lst, 2)
+            got = [sorted([n, m['ino']] for n, m in evs),
+                   sorted(['established-ntf', ino(x)] for x in (c.i, c.r))]
+        finally:
+            t2.cleanup()
+        with open('/proc/thread-self/net/mpa_stat', encoding='ascii') as f:
+            return got + [f.read()]
+
     uid, timeout, conns, st = in_child(child)
     eq((uid, timeout), (NOBODY, 31337), 'uid and policy-get')
     eq(conns, [[ino(conn.i), 123, 45], [ino(conn.r), 45, 123]], 'conn-get')
     eq(st, fam.do('stats-get', {}), 'stats-get as uid 65534 and as root')
     eq(st['tx-octets'], 168, 'tx-octets')
+    heard, want, proc = in_child(child_events)
+    eq(heard, want, 'events heard by uid 65534, of its own connection')
+    eq(proc.splitlines(), [f'{k:<31}{v}' for k, v in proc_stat(ns).items()],
+       '/proc/net/mpa_stat read by uid 65534')
 
 
 # --- the connection dump ------------------------------------------------------
