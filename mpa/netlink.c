@@ -12,6 +12,7 @@
  * namespace that owns the network namespace.
  */
 #include <linux/bits.h>
+#include <linux/mutex.h>
 #include <net/genetlink.h>
 #include <uapi/linux/mpa_netlink.h>
 
@@ -20,6 +21,13 @@
 #include "netns.h"
 
 #define MPA_REVS_ALL	(MPA_REVS_REV1 | MPA_REVS_REV2)
+
+/*
+ * Serialises policy changes (the family runs its ops in parallel): each
+ * reads the policy, merges its attributes and writes it back whole, so
+ * two changes of different attributes must not interleave.
+ */
+static DEFINE_MUTEX(mpa_nl_policy_lock);
 
 static int mpa_nl_put_policy(struct sk_buff *skb,
 			     const struct mpa_net_policy *pol)
@@ -74,6 +82,7 @@ int mpa_nl_policy_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!netlink_ns_capable(skb, net->user_ns, CAP_NET_ADMIN))
 		return -EPERM;
 
+	mutex_lock(&mpa_nl_policy_lock);
 	mpa_net_policy(net, &pol);
 	if (a[MPA_A_POLICY_CRC_OFF_ALLOWED])
 		pol.crc_off_allowed = nla_get_u8(a[MPA_A_POLICY_CRC_OFF_ALLOWED]);
@@ -90,12 +99,14 @@ int mpa_nl_policy_set_doit(struct sk_buff *skb, struct genl_info *info)
 
 	/* the ranges were checked by the family's policy (netlink_gen.c) */
 	if (!(pol.responder_revs & MPA_REVS_ALL)) {
+		mutex_unlock(&mpa_nl_policy_lock);
 		NL_SET_ERR_MSG_ATTR(info->extack, a[MPA_A_POLICY_RESPONDER_REVS],
 				    "a Responder must accept Rev 1 or Rev 2");
 		return -EINVAL;
 	}
-
 	mpa_net_policy_set(net, &pol);
+	mutex_unlock(&mpa_nl_policy_lock);
+
 	return mpa_nl_reply_policy(info, &pol);
 }
 
