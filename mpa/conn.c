@@ -356,7 +356,7 @@ void mpa_conn_info(const struct mpa_conn *c, struct mpa_conn_info *ci)
 #endif
 	ci->sport = inet->inet_sport;
 	ci->dport = inet->inet_dport;
-	ci->kernel = !!READ_ONCE(c->kops);
+	ci->kernel = READ_ONCE(c->kernel);
 	ci->state = mpa_conn_state(c);
 	mpa_conn_result(c, &ci->res);
 	mpa_conn_stats(c, &ci->stats);

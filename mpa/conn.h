@@ -111,6 +111,8 @@ enum {
  * @rx_cbuf: copy mode buffer (MPA_FPDU_MAX_SPAN), allocated on first use
  * @rx_err: sticky receive errno (EBADMSG, EPROTO), 0 while healthy
  * @rx_reset: the reader was told of a reset: end of file from now on
+ * @kernel: an in-kernel consumer attached it (stays set after
+ *	mpa_kdetach(), for the control plane)
  * @kops: in-kernel consumer: its callbacks (NULL for a socket's user)
  * @kpriv: in-kernel consumer: its argument to them
  * @kseen: in-kernel consumer: the last state it was told about
@@ -176,6 +178,7 @@ struct mpa_conn {
 	int rx_err;
 	bool rx_reset;
 
+	bool kernel;
 	const struct mpa_kops *kops;
 	void *kpriv;
 	u8 kseen;

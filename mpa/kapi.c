@@ -269,6 +269,7 @@ struct mpa_conn *mpa_kattach(struct socket *sock,
 	c->kseen = MPA_STATE_STREAMING;
 	c->kpriv = priv;
 	WRITE_ONCE(c->kops, ops);
+	WRITE_ONCE(c->kernel, true);
 	ret = mpa_startup_start(c);
 	if (ret) {
 		WRITE_ONCE(c->kops, NULL);

@@ -1483,11 +1483,17 @@ def dump_kernel_connection(t):
         'kernel': 1, 'role': 'responder', 'state': 'full', 'rev': 1,
         'crc': 1, 'tx-fpdus': 1, 'tx-octets': 333, 'rx-fpdus': 1,
         'rx-octets': 333, 'err-code': 'none'}, 'mpa_echo\'s end')
+    # mpa_kdetach() before the release: still a kernel connection when
+    # it is announced closed
+    lst = listener(t, INIT)
     c.close()
     r = subprocess.run(['rmmod', 'mpa_echo'], capture_output=True, text=True)
     eq(r.returncode, 0, f'rmmod mpa_echo ({r.stderr.strip()})')
     left = [x for x in dump(fi) if x['kernel']]
     eq(left, [], 'kernel connections after rmmod')
+    evs = [m for n, m in events(lst, 2) if n == 'closed-ntf']
+    eq(sorted((m['sport'], m['kernel']) for m in evs),
+       sorted([(port, 0), (7175, 1)]), 'closed-ntf of both ends')
 
 
 # --- events ---------------------------------------------------------------------
