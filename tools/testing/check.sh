@@ -75,47 +75,43 @@ guest_log_cases() {
 	echo "$pass $fail"
 }
 
-# The in-kernel API's suite: the kapi selftest driving the sample consumer
-# (samples/mpa/mpa_echo.ko), in a guest of its own so that a splat or a
-# leak is told apart from the other selftests'. Its tests, plus "the
+# A suite in a guest of its own, so that a splat or a leak is told apart
+# from the other suites': its TAP ($MPA_RESULTS/NAME/NAME.tap), plus "the
 # guest's kernel log is clean" and, on the debug lane, "kmemleak found
-# nothing".
-run_kapi() {
-	local lane=$1 rc p f lp lf
-	local res=$out/$lane-kapi
+# nothing", reported as NAME-LANE. Arguments after the script go before it
+# on the guest's command line (VAR='value' settings for it).
+run_guest_suite() {
+	local lane=$1 name=$2 script=$3 rc p f lp lf
+	local res=$out/$lane-$name
+	shift 3
 	rm -rf "$res"
 	mkdir -p "$res"
+	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 1800 --results "$res" \
+		-- "$@" "$script" > "$res/run.log" 2>&1
+	rc=$?
+	read -r p f < <(count_tap "$res/$name/$name.tap")
+	[ "$f" = 0 ] || show_tap_failures "$res/$name/$name.tap"
+	read -r lp lf < <(guest_log_cases "$lane" "$res" "$rc")
+	report "$name-$lane" $((p + lp)) $((f + lf))
+}
+
+# The in-kernel API's suite: the kapi selftest driving the sample consumer
+# (samples/mpa/mpa_echo.ko).
+run_kapi() {
 	if [ ! -x "$MPA_BUILD/selftests/kapi" ]; then
 		msg "no kapi selftest program (see $out/selftests-build.log)"
-		report "kapi-$lane" 0 1
+		report "kapi-$1" 0 1
 		return
 	fi
-	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 1800 --results "$res" \
-		-- tools/testing/kapi-suite.sh > "$res/run.log" 2>&1
-	rc=$?
-	read -r p f < <(count_tap "$res/kapi/kapi.tap")
-	[ "$f" = 0 ] || show_tap_failures "$res/kapi/kapi.tap"
-	read -r lp lf < <(guest_log_cases "$lane" "$res" "$rc")
-	report "kapi-$lane" $((p + lp)) $((f + lf))
+	run_guest_suite "$1" kapi tools/testing/kapi-suite.sh
 }
 
 # The control plane's suite: netlink.py (the "mpa" generic netlink family
-# through YNL, cli.py and mpactl; /proc/net/mpa_stat), in a guest of its
-# own like run_kapi, with the same kernel log checks. The guest's HOME is
+# through YNL, cli.py and mpactl; /proc/net/mpa_stat). The guest's HOME is
 # not ours: it is told where the kernel tree with YNL is.
 run_netlink() {
-	local lane=$1 rc p f lp lf
-	local res=$out/$lane-netlink
-	rm -rf "$res"
-	mkdir -p "$res"
-	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 1800 --results "$res" \
-		-- "MPA_SRCTREE='$(mpa_source_tree)'" tools/testing/netlink-suite.sh \
-		> "$res/run.log" 2>&1
-	rc=$?
-	read -r p f < <(count_tap "$res/netlink/netlink.tap")
-	[ "$f" = 0 ] || show_tap_failures "$res/netlink/netlink.tap"
-	read -r lp lf < <(guest_log_cases "$lane" "$res" "$rc")
-	report "netlink-$lane" $((p + lp)) $((f + lf))
+	run_guest_suite "$1" netlink tools/testing/netlink-suite.sh \
+		"MPA_SRCTREE='$(mpa_source_tree)'"
 }
 
 run_lane() {
