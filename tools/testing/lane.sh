@@ -38,10 +38,10 @@ stock_initrd() {
 	rm -rf "$tmp"
 }
 
-prepare_stock() {
-	local kver dir deb
-	kver=$("$MPA_TOP/tools/testing/deps.sh" stock-headers)
-	dir=$MPA_CACHE/stock/$kver
+# Unpack the image into $2 once; concurrent runs wait for the first (the
+# lock), and a run that was cut short leaves no .ready behind.
+fetch_stock() {
+	local kver=$1 dir=$2 deb
 	if [ ! -f "$dir/.ready" ]; then
 		msg "stock lane: fetching linux-image-$kver-unsigned"
 		rm -rf "$dir" && mkdir -p "$dir/debs"
@@ -58,6 +58,14 @@ prepare_stock() {
 	if [ "$MPA_TOP/tools/testing/vm/initramfs-init" -nt "$dir/initrd.img" ]; then
 		stock_initrd "$kver" "$dir/root" "$dir/initrd.img"
 	fi
+}
+
+prepare_stock() {
+	local kver dir
+	kver=$("$MPA_TOP/tools/testing/deps.sh" stock-headers)
+	dir=$MPA_CACHE/stock/$kver
+	mkdir -p "$MPA_CACHE/stock"
+	with_lock "$MPA_CACHE/stock/prepare.lock" fetch_stock "$kver" "$dir" >&2
 	echo "LANE_KVER=$kver"
 	echo "LANE_KDIR=/usr/src/linux-headers-$kver"
 	echo "LANE_BZIMAGE=$dir/root/boot/vmlinuz-$kver"
