@@ -5,12 +5,12 @@
 # per suite and lane, "LABEL: N passed, N failed", then a total line, and
 # exits non-zero if anything failed or did not run.
 #
-# MPA_CHECK selects parts (default: "static fuzz stock debug"), e.g.
+# MPA_CHECK selects parts (default: "static fuzz runner demo stock debug"), e.g.
 #   MPA_CHECK=stock make check
 set -u
 . "$(dirname "$0")/lib.sh"
 
-parts=${MPA_CHECK:-static fuzz runner stock debug}
+parts=${MPA_CHECK:-static fuzz runner demo stock debug}
 out=$MPA_BUILD/check
 T=$MPA_TOP/tools/testing
 total_pass=0 total_fail=0
@@ -226,6 +226,17 @@ if want runner; then
 	make -s -C "$MPA_TOP" modules-stock > "$out/runner-build.log" 2>&1 ||
 		cat "$out/runner-build.log" >&2
 	run_runner_checks
+fi
+
+# The front door: the README's make demo, whole, as a new user runs it.
+if want demo; then
+	if "$T/demo.sh" > "$out/demo.log" 2>&1; then
+		report demo 1 0
+	else
+		grep -E 'demo: FAILED|mpa: error' "$out/demo.log" | sed 's/^/    /' >&2
+		msg "make demo failed (see $out/demo.log)"
+		report demo 0 1
+	fi
 fi
 
 if want stock || want debug; then

@@ -29,6 +29,30 @@ line_of() {
 	}'
 }
 
+# wait_for WHAT TENTHS COMMAND...: until COMMAND succeeds, looking again
+# every tenth of a second (the signals waited for have no event to block
+# on), failing after TENTHS looks. A readiness signal, never a fixed sleep.
+wait_for() {
+	what=$1 n=$2
+	shift 2
+	until "$@"; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || fail "timed out waiting for $what"
+		sleep 0.1
+	done
+}
+monitor_ready() {
+	[ -e "$R/monitor.ready" ] && return 0
+	kill -0 "$monitor" 2> /dev/null ||
+		fail "mpactl monitor exited before it subscribed: $(cat "$R/monitor.err")"
+	return 1
+}
+listening() { ip netns exec mpa-b ss -Hltn "sport = :$PORT" | grep -q .; }
+fins_captured() {
+	[ "$(tcpdump -r "$R/demo.pcap" -n 'tcp[tcpflags] & tcp-fin != 0' 2> /dev/null |
+		wc -l)" -ge 2 ]
+}
+
 [ -x "$MPACAT" ] || fail "no $MPACAT (make mpacat)"
 
 say "loading mpa.ko"
@@ -70,31 +94,21 @@ say "capturing on vb (tcpdump)"
 ip netns exec mpa-b tcpdump -i vb -n -s 0 -U --immediate-mode -Z root -w "$R/demo.pcap" \
 	"tcp port $PORT" 2> "$R/tcpdump.log" &
 dump=$!
-i=0
-until grep -q 'listening on' "$R/tcpdump.log"; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || fail "tcpdump did not start: $(cat "$R/tcpdump.log")"
-	sleep 0.1
-done
+wait_for "tcpdump to start" 600 grep -q 'listening on' "$R/tcpdump.log"
 
 say "mpa-b: mpactl monitor (the control plane's events, in the background)"
-ip netns exec mpa-b $MPACTL monitor --count 2 --timeout 60 \
-	> "$R/monitor.out" 2> "$R/monitor.err" &
+ip netns exec mpa-b $MPACTL monitor --count 2 --timeout 120 \
+	--ready-file "$R/monitor.ready" > "$R/monitor.out" 2> "$R/monitor.err" &
 monitor=$!
-# let it subscribe before the connection comes
-sleep 1
+# It creates the file once subscribed: from then on it sees every event.
+wait_for "mpactl monitor to subscribe" 600 monitor_ready
 
 say "mpa-b: Responder: mpacat -v --markers --pd ... --file responder.in -l $PORT"
 ip netns exec mpa-b timeout 120 "$MPACAT" -v --markers \
 	--pd "Welcome to mpa-b" --file "$R/responder.in" -l "$PORT" \
 	> "$R/responder.out" 2> "$R/responder.err" &
 server=$!
-i=0
-until ip netns exec mpa-b ss -Hltn "sport = :$PORT" | grep -q .; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || fail "mpacat does not listen on port $PORT"
-	sleep 0.1
-done
+wait_for "mpacat to listen on port $PORT" 600 listening
 
 say "mpa-a: Initiator: mpacat -v --markers --rev 1 --pd ... 10.0.0.2 $PORT < initiator.in"
 rc=0
@@ -105,12 +119,13 @@ src=0
 wait $server || src=$?
 mrc=0
 wait $monitor || mrc=$?
-sleep 0.5
+# Both FINs captured: every packet before them is in the file too.
+wait_for "tcpdump to capture both FINs" 300 fins_captured
 kill -INT $dump
 wait $dump || true
 
 say "mpa-b: what mpactl monitor printed (exit status $mrc)"
-cat "$R/monitor.out" "$R/monitor.err"
+cat "$R/monitor.err" "$R/monitor.out"
 say "mpa-b: mpactl stats (the namespace's statistics)"
 ip netns exec mpa-b $MPACTL stats > "$R/stats.out" 2>&1 || true
 cat "$R/stats.out"

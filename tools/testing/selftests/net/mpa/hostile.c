@@ -234,7 +234,7 @@ TEST_F(hostile, pd_length_lie_fin_before_start)
 	t_pattern(req + T_HDR, 10, 2);
 	ASSERT_EQ(sizeof(req), t_send(self->raw, req, sizeof(req)));
 	ASSERT_EQ(0, shutdown(self->raw, SHUT_WR));
-	t_sleep_ms(50);
+	ASSERT_EQ(0, t_wait_acked(self->raw, T_WAIT));
 	EXPECT_EQ(-1, mpa_start(self->mpa));
 	EXPECT_EQ(ECONNRESET, errno);
 	check_failed(_metadata, self->mpa, MPA_ERR_TCP_CLOSED,
@@ -305,7 +305,7 @@ TEST_F(hostile, header_cut_rst)
 	ASSERT_EQ(EINPROGRESS, errno);
 	t_frame(req, false, T_C, 1, NULL, 0);
 	ASSERT_EQ(8, t_send(self->raw, req, 8));
-	t_sleep_ms(50);
+	ASSERT_EQ(0, t_wait_acked(self->raw, T_WAIT));
 	mpa_close_abort(self->raw);
 	self->raw = -1;
 	EXPECT_POLLERR(self->mpa, T_WAIT);

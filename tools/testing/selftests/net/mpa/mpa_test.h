@@ -237,9 +237,48 @@ static inline long t_now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Only for negative checks ("nothing arrives within @ms"), never to wait
+ * for something to happen: t_wait_acked() and poll() are the readiness
+ * signals for that.
+ */
 static inline void t_sleep_ms(int ms)
 {
 	usleep(ms * 1000);
+}
+
+/* TCP_INFO as far as tcpi_notsent_bytes (glibc's struct ends earlier). */
+struct t_tcp_info {
+	struct tcp_info base;
+	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+	uint32_t segs_out, segs_in, notsent_bytes;
+};
+
+/*
+ * Wait until the peer has acknowledged everything TCP socket @fd wrote,
+ * a FIN included: what @fd sent is in the peer's receive queue then. The
+ * readiness signal for "the octets have arrived". (Octets an MPA socket
+ * still holds itself, not yet given to TCP, are not counted.) 0, or -1 on
+ * timeout or error.
+ */
+static inline int t_wait_acked(int fd, int timeout_ms)
+{
+	long end = t_now_ms() + timeout_ms;
+	struct t_tcp_info ti;
+	socklen_t len;
+
+	for (;;) {
+		len = sizeof(ti);
+		if (getsockopt(fd, SOL_TCP, TCP_INFO, &ti, &len) ||
+		    len < sizeof(ti))
+			return -1;
+		if (!ti.base.tcpi_unacked && !ti.notsent_bytes)
+			return 0;
+		if (t_now_ms() > end)
+			return -1;
+		/* No event says "acknowledged": look again shortly. */
+		poll(NULL, 0, 1);
+	}
 }
 
 static inline int t_nonblock(int fd)
@@ -374,6 +413,19 @@ static inline bool t_nothing_pending(int fd)
 	char c;
 
 	return recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK) < 0 && errno == EAGAIN;
+}
+
+/*
+ * Nothing more arrives at @fd from its peer @from: once everything @from
+ * wrote is acknowledged, and a short grace period later (for what the
+ * module might still send on its own), nothing is pending at @fd.
+ */
+static inline bool t_quiet(int fd, int from)
+{
+	if (t_wait_acked(from, 10000))
+		return false;
+	t_sleep_ms(20);
+	return t_nothing_pending(fd);
 }
 
 static inline int t_so_error(int fd)

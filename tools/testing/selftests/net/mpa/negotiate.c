@@ -381,9 +381,8 @@ static void check_passthrough(struct __test_metadata *_metadata, int a,
 	ASSERT_EQ(4, t_send(b, "pong", 4));
 	ASSERT_EQ(4, t_read(a, buf, 4, T_WAIT));
 	EXPECT_BYTES("pong", buf, 4);
-	t_sleep_ms(50);
-	EXPECT_TRUE(t_nothing_pending(a));
-	EXPECT_TRUE(t_nothing_pending(b));
+	EXPECT_TRUE(t_quiet(a, b));
+	EXPECT_TRUE(t_quiet(b, a));
 }
 
 static void check_reject(struct __test_metadata *_metadata, int i, int r)

@@ -38,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, '..', '..', '..', '..', '..'))
 SPEC = os.path.join(TOP, 'Documentation', 'netlink', 'specs', 'mpa.yaml')
 MPACTL = os.path.join(TOP, 'tools', 'mpactl', 'mpactl')
+MPACTL_READY = 'mpactl: monitoring events'   # monitor's line once subscribed
 PY = '/usr/bin/python3'
 
 
@@ -1038,7 +1039,8 @@ def mpactl_monitor(t):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
     t.later(p.kill)
-    wait_blocked(p.pid, (7, 271))           # poll, ppoll
+    # its readiness signal: subscribed, every event from now on is seen
+    eq(p.stderr.readline(), MPACTL_READY + '\n', 'mpactl monitor ready')
     conn = mpa_pair(t, ns_i=ns, r_kw={'markers': 1})
     xfer(conn, conn.i, [64])
     raw, resp = garbage_startup(t, ns)

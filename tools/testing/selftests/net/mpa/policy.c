@@ -99,8 +99,7 @@ static void t_request(struct __test_metadata *_metadata, uint8_t *got,
 	ASSERT_EQ(-1, mpa_start(m));
 	ASSERT_EQ(EINPROGRESS, errno);
 	ASSERT_EQ(len, t_read(raw, got, len, T_WAIT));
-	t_sleep_ms(20);
-	EXPECT_TRUE(t_nothing_pending(raw));
+	EXPECT_TRUE(t_quiet(raw, m));
 	mpa_close_abort(m);
 	close(raw);
 }

@@ -427,8 +427,7 @@ TEST_F(raw, responder_accept)
 	n = t_frame(exp, true, T_C, 1, "ok", 2);
 	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
 	EXPECT_BYTES(exp, got, n);
-	t_sleep_ms(50);
-	EXPECT_TRUE(t_nothing_pending(RAW_I));
+	EXPECT_TRUE(t_quiet(RAW_I, RESP));
 
 	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_RESULT, &res, sizeof(res)));
 	EXPECT_EQ(1, res.revision);
@@ -455,7 +454,7 @@ TEST_F(raw, responder_request_before_attach)
 
 	n = t_frame(req, false, T_C, 1, "early", 5);
 	ASSERT_EQ(n, t_send(RAW_I, req, n));
-	t_sleep_ms(50);
+	ASSERT_EQ(0, t_wait_acked(RAW_I, T_WAIT));
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set(RESP, MPA_MARKERS, 1));
 	ASSERT_START(RESP);
@@ -494,8 +493,7 @@ TEST_F(raw, responder_delayed_startup)
 	n = t_frame(exp, true, T_C, 1, NULL, 0);
 	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
 	EXPECT_BYTES(exp, got, n);
-	t_sleep_ms(50);
-	EXPECT_TRUE(t_nothing_pending(RAW_I));
+	EXPECT_TRUE(t_quiet(RAW_I, RESP));
 }
 
 TEST_F(raw, initiator_delayed_startup)
@@ -609,8 +607,7 @@ TEST_F(raw, responder_reject_passthrough)
 	memset(got, 0, sizeof(got));
 	ASSERT_EQ(5, t_read(RESP, got, 5, T_WAIT));
 	EXPECT_BYTES("hello", got, 5);
-	t_sleep_ms(50);
-	EXPECT_TRUE(t_nothing_pending(RESP));
+	EXPECT_TRUE(t_quiet(RESP, RAW_I));
 	ASSERT_EQ(4, t_send(RESP, "back", 4));
 	ASSERT_EQ(4, t_read(RAW_I, got, 4, T_WAIT));
 	EXPECT_BYTES("back", got, 4);
@@ -802,7 +799,7 @@ TEST_F(raw, responder_peer_fin_before_start)
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	ASSERT_EQ(0, shutdown(RAW_I, SHUT_WR));
-	t_sleep_ms(50);
+	ASSERT_EQ(0, t_wait_acked(RAW_I, T_WAIT));
 	EXPECT_EQ(-1, mpa_start(RESP));
 	EXPECT_EQ(ECONNRESET, errno);
 	EXPECT_MPA_ERROR(RESP, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
@@ -1002,8 +999,7 @@ TEST_F(raw, initiator_blocking)
 	EXPECT_EQ(EISCONN, errno);
 	EXPECT_EQ(-1, mpa_answer(INIT, MPA_ACCEPT, NULL, 0));
 	EXPECT_EQ(EINVAL, errno);
-	t_sleep_ms(50);
-	EXPECT_TRUE(t_nothing_pending(RAW_R));
+	EXPECT_TRUE(t_quiet(RAW_R, INIT));
 }
 
 /* The initiator is who sends the Request, not who sent the SYN. */
@@ -1081,8 +1077,7 @@ static void check_rejected(struct __test_metadata *_metadata, int m, int r)
 	/* What followed the Reply, then plain stream both ways. */
 	ASSERT_EQ(5, t_read(m, got, 5, T_WAIT));
 	EXPECT_BYTES("world", got, 5);
-	t_sleep_ms(50);
-	EXPECT_TRUE(t_nothing_pending(m));
+	EXPECT_TRUE(t_quiet(m, r));
 	ASSERT_EQ(3, t_send(m, "abc", 3));
 	ASSERT_EQ(3, t_read(r, got, 3, T_WAIT));
 	EXPECT_BYTES("abc", got, 3);
@@ -1245,8 +1240,7 @@ TEST_F(raw, initiator_rev2_pd_too_long)
 	EXPECT_EQ(-1, mpa_start(INIT));
 	EXPECT_EQ(EMSGSIZE, errno);
 	EXPECT_MPA_STATE(INIT, MPA_STATE_STREAMING);
-	t_sleep_ms(50);
-	EXPECT_TRUE(t_nothing_pending(RAW_R));
+	EXPECT_TRUE(t_quiet(RAW_R, INIT));
 }
 
 /* Rev 0 initiator: M=1 C=1 whatever was asked. */
@@ -1422,8 +1416,7 @@ static void pd_answer(struct __test_metadata *_metadata, int m, int r,
 		    pd, len);
 	ASSERT_EQ(n, t_read(r, got, n, T_WAIT));
 	EXPECT_BYTES(exp, got, n);
-	t_sleep_ms(50);
-	EXPECT_TRUE(t_nothing_pending(r));
+	EXPECT_TRUE(t_quiet(r, m));
 	EXPECT_MPA_STATE(m, answer == MPA_REJECT ? MPA_STATE_REJECTED :
 						    MPA_STATE_FULL);
 }

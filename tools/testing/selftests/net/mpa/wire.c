@@ -683,7 +683,7 @@ TEST_F(wire, rx_empty_ulpdu)
 	struct w_conn *c = &self->c;
 
 	w_send(_metadata, c, NULL, 0);
-	t_sleep_ms(50);
+	ASSERT_EQ(0, t_wait_acked(c->raw, T_WAIT));
 	EXPECT_EQ(-1, recv(c->m, rbuf, T_ULPDU_BUF, MSG_DONTWAIT));
 	EXPECT_EQ(EAGAIN, errno);
 	w_send(_metadata, c, "abc", 3);
@@ -894,7 +894,7 @@ TEST_F(hostile, bad_crc)
 	/* More from the peer, even a FIN, changes nothing. */
 	w_send(_metadata, c, "E", 1);
 	shutdown(c->raw, SHUT_WR);
-	t_sleep_ms(50);
+	ASSERT_EQ(0, t_wait_acked(c->raw, T_WAIT));
 	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
 }
 
@@ -1049,7 +1049,8 @@ static void reset_after_ab(struct __test_metadata *_metadata,
 {
 	mpa_close_abort(c->raw);
 	c->raw = -1;
-	t_sleep_ms(50);
+	/* The reset has arrived: the error is on the socket. */
+	ASSERT_EQ(POLLERR, t_poll(c->m, POLLERR, T_WAIT) & POLLERR);
 	recv_ab(_metadata, c);
 	EXPECT_EQ(-1, recv(c->m, rbuf, T_ULPDU_BUF, 0));
 	EXPECT_EQ(ECONNRESET, errno);
@@ -1479,8 +1480,11 @@ TEST_F(segments, fpdu_per_segment)
 		small += sizes[k] <= res.mulpdu;
 	}
 	start[n] = pos;
+	/*
+	 * The raw peer has read it all, so every packet has passed the
+	 * capture socket already: capture_stop() drains its queue.
+	 */
 	w_tx(_metadata, c, sizes, n, 3000);
-	t_sleep_ms(100);
 	capture_stop(cp);
 	ASSERT_FALSE(cp->overflow);
 	/* Every packet seen (the statistics reset when read). */
