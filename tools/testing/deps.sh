@@ -4,10 +4,12 @@
 # Install what mpa's build and tests need from Debian's archive. Idempotent:
 # a second run that finds everything installed does nothing (no apt-get).
 #
-# Usage: deps.sh [stock-headers]
+# Usage: deps.sh [stock-headers | package]
 #   with no argument: the base packages;
 #   stock-headers:    also choose the stock lane's kernel version and install
-#                     its headers (prints the chosen kernel release).
+#                     its headers (prints the chosen kernel release);
+#   package:          also what make deb and the package suite need
+#                     (Debian's packaging tools, DKMS, lintian).
 set -e
 . "$(dirname "$0")/lib.sh"
 
@@ -24,6 +26,14 @@ PKGS=(
 	qemu-system-x86 busybox-static
 	# tools used inside the guests
 	iproute2 tcpdump tshark xz-utils zstd procps
+	# the man pages' checks (make static)
+	groff-base mandoc man-db
+)
+
+# make deb (dpkg-buildpackage, debhelper with dh-dkms) and the package
+# suite: lintian, and DKMS to build the packaged module source
+PKGS_PACKAGE=(
+	build-essential dpkg-dev debhelper dh-dkms dkms fakeroot lintian
 )
 
 apt_lists_fresh() {
@@ -77,6 +87,7 @@ stock_pick_sublevel() {
 }
 
 install_pkgs "${PKGS[@]}"
+[ "${1:-}" = package ] && install_pkgs "${PKGS_PACKAGE[@]}"
 
 if [ "${1:-}" = stock-headers ]; then
 	# MPA_STOCK_SUBLEVEL pins a sublevel (e.g. 115) instead of the newest.

@@ -16,6 +16,13 @@
 #   kernel-doc   scripts/kernel-doc -Wall: no warning
 #   build-LANE   a W=1 build with sparse on every file (make C=2) against
 #                the lane's kernel: no compiler or sparse warning
+#   man-lint     the man pages (tools/mpacat/mpacat.8, tools/mpactl/mpactl.8)
+#                render without a warning: groff -man -ww, mandoc -Tlint,
+#                and man --warnings as lintian runs it
+#   man-options  the man pages name exactly the options the tools accept
+#                (tools/testing/manpage-check.py: mpacat's getopt tables and
+#                --help, mpactl's argument parser: its options, commands,
+#                actions and policy keys)
 # Prints one "ok"/"not ok" line per check; exits non-zero if any failed.
 # usage: static.sh [LANE...]   (default: stock debug)
 set -u
@@ -87,6 +94,33 @@ grep -E 'warning|error' "$log/kernel-doc.log" > "$log/kernel-doc.issues"
 rc=$?
 [ $rc = 0 ] && head -n 20 "$log/kernel-doc.issues" >&2
 result kernel-doc $((rc == 0)) "$log/kernel-doc.log"
+
+# The man pages: clean roff, and in step with what the tools accept.
+mans="tools/mpacat/mpacat.8 tools/mpactl/mpactl.8"
+: > "$log/man-lint.log"
+for m in $mans; do
+	{
+		groff -man -ww -z "$m" 2>&1
+		mandoc -Tlint "$m" 2>&1
+		LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$m" 2>&1 > /dev/null
+	} | sed "s|^|$m: |" >> "$log/man-lint.log"
+done
+rc=0
+if [ -s "$log/man-lint.log" ]; then
+	head -n 20 "$log/man-lint.log" >&2
+	rc=1
+fi
+result "man-lint (groff -ww, mandoc -Tlint, man --warnings)" $rc "$log/man-lint.log"
+
+if make -s -C "$MPA_TOP" mpacat > "$log/man-options.log" 2>&1; then
+	/usr/bin/python3 "$MPA_TOP/tools/testing/manpage-check.py" \
+		"$MPA_BUILD/mpacat/mpacat" >> "$log/man-options.log" 2>&1
+	rc=$?
+else
+	rc=1
+fi
+[ $rc = 0 ] || tail -n 10 "$log/man-options.log" >&2
+result "man-options (mpacat.8, mpactl.8 match the tools' options)" $rc "$log/man-options.log"
 
 for lane in $lanes; do
 	eval "$("$MPA_TOP/tools/testing/lane.sh" "$lane")" || { result "build-$lane" 1 lane; continue; }
