@@ -6,6 +6,8 @@
 #   make demo        build, boot a guest, show MPA at work (mpacat, tshark)
 #   make mpacat      build mpacat, netcat for MPA sockets
 #   make check       every test: static checks, fuzzing, KUnit, selftests
+#   make install     install mpa.ko for KDIR's kernel, mpacat, mpactl, man pages
+#   make deb         Debian packages mpa-dkms and mpa-tools, into .build/deb/
 #   make help        all targets
 
 # The running kernel's build tree if there is one, else Debian's 6.12 headers.
@@ -19,8 +21,22 @@ LANE ?= stock
 
 SOURCES := Kbuild mpa include samples
 
+# make install: the module goes to /lib/modules/KVER/updates/ (KVER: the
+# release of KDIR's kernel), the tools to PREFIX/sbin, their data (the
+# netlink spec, YNL's library) to PREFIX/share/mpa, where an installed
+# mpactl looks; everything under DESTDIR if given (then no depmod).
+KVER ?= $(or $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null),$(shell uname -r))
+PREFIX ?= /usr/local
+SBINDIR := $(PREFIX)/sbin
+DATADIR := $(PREFIX)/share/mpa
+MANDIR ?= $(PREFIX)/share/man
+MODDIR := /lib/modules/$(KVER)/updates
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(TOP)/dkms.conf)
+DKMS_SRC := /usr/src/mpa-$(VERSION)
+
 .PHONY: all modules clean check demo deps fuzz shell static selftests bench \
-	mpacat modules-stock modules-debug help
+	mpacat modules-stock modules-debug help install install-module \
+	install-tools install-dkms uninstall deb
 
 all: modules
 
@@ -48,6 +64,43 @@ mpacat:
 
 deps:
 	@$(T)/deps.sh
+
+install: install-module install-tools
+
+install-module: modules
+	@v=$$(modinfo -F vermagic $(TOP)/mpa/mpa.ko | cut -d' ' -f1); \
+	[ "$$v" = "$(KVER)" ] || { echo "mpa: mpa.ko is built for $$v, not KVER=$(KVER) (set KDIR)"; exit 1; }
+	install -D -m 0644 $(TOP)/mpa/mpa.ko $(DESTDIR)$(MODDIR)/mpa.ko
+	$(if $(DESTDIR),@echo "mpa: DESTDIR set: run depmod $(KVER) on the target",depmod -a $(KVER))
+
+install-tools: mpacat
+	install -D -m 0755 $(BUILD)/mpacat/mpacat $(DESTDIR)$(SBINDIR)/mpacat
+	install -D -m 0755 $(TOP)/tools/mpactl/mpactl $(DESTDIR)$(SBINDIR)/mpactl
+	install -D -m 0644 $(TOP)/tools/mpacat/mpacat.8 $(DESTDIR)$(MANDIR)/man8/mpacat.8
+	install -D -m 0644 $(TOP)/tools/mpactl/mpactl.8 $(DESTDIR)$(MANDIR)/man8/mpactl.8
+	install -D -m 0644 $(TOP)/Documentation/netlink/specs/mpa.yaml $(DESTDIR)$(DATADIR)/mpa.yaml
+	$(TOP)/tools/packaging/ynl-lib.sh $(DESTDIR)$(DATADIR)/ynl
+
+# The module's source and dkms.conf for DKMS (then: dkms install mpa/VERSION)
+install-dkms:
+	install -d $(DESTDIR)$(DKMS_SRC)
+	install -m 0644 $(TOP)/dkms.conf $(DESTDIR)$(DKMS_SRC)/
+	cd $(TOP) && find mpa include \( -name '*.[ch]' -o -name Kbuild \) \
+		-exec install -D -m 0644 {} $(DESTDIR)$(DKMS_SRC)/{} \;
+
+uninstall:
+	rm -f $(DESTDIR)$(MODDIR)/mpa.ko
+	$(if $(DESTDIR),,depmod -a $(KVER))
+	rm -f $(DESTDIR)$(SBINDIR)/mpacat $(DESTDIR)$(SBINDIR)/mpactl
+	rm -f $(DESTDIR)$(MANDIR)/man8/mpacat.8 $(DESTDIR)$(MANDIR)/man8/mpactl.8
+	rm -rf $(DESTDIR)$(DATADIR)
+	$(if $(DESTDIR),,-[ -z "$$(dkms status mpa/$(VERSION) 2>/dev/null)" ] || dkms remove mpa/$(VERSION) --all)
+	rm -rf $(DESTDIR)$(DKMS_SRC)
+
+# Debian packages (dpkg-buildpackage): mpa-dkms, mpa-tools, into .build/deb/
+deb:
+	@$(T)/deps.sh deb
+	@$(TOP)/tools/packaging/deb.sh $(BUILD)/deb
 
 # deps first: mpacat needs the compiler it installs on a fresh machine.
 check: deps mpacat
@@ -86,6 +139,12 @@ help:
 	@echo "make bench           MPA sockets' throughput against plain TCP (ratios, one guest)"
 	@echo "make fuzz            a longer libFuzzer run over the protocol core"
 	@echo "make shell [LANE=stock|debug]   a shell in a test guest"
+	@echo "make install [KDIR=... PREFIX=/usr/local DESTDIR=]"
+	@echo "                     mpa.ko into /lib/modules/KVER/updates/ (KVER: KDIR's, $(KVER)),"
+	@echo "                     depmod; mpacat, mpactl into PREFIX/sbin, man pages, PREFIX/share/mpa"
+	@echo "make install-dkms    the module's source for DKMS into /usr/src/mpa-$(VERSION)/"
+	@echo "make uninstall       remove what make install and make install-dkms installed"
+	@echo "make deb             Debian packages mpa-dkms and mpa-tools into .build/deb/"
 	@echo "make deps            install what the build and the tests need (apt-get)"
 	@echo "make clean"
 	@echo "tools/testing/vm/run --help      run any command in a test guest"

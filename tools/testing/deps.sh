@@ -4,12 +4,13 @@
 # Install what mpa's build and tests need from Debian's archive. Idempotent:
 # a second run that finds everything installed does nothing (no apt-get).
 #
-# Usage: deps.sh [stock-headers | package]
+# Usage: deps.sh [stock-headers | package | deb]
 #   with no argument: the base packages;
 #   stock-headers:    also choose the stock lane's kernel version and install
 #                     its headers (prints the chosen kernel release);
-#   package:          also what make deb and the package suite need
-#                     (Debian's packaging tools, DKMS, lintian).
+#   package:          also what the package suite needs (make deb's
+#                     packages, DKMS, lintian);
+#   deb:              only what make deb needs (not the base packages).
 set -e
 . "$(dirname "$0")/lib.sh"
 
@@ -30,10 +31,14 @@ PKGS=(
 	groff-base mandoc man-db
 )
 
-# make deb (dpkg-buildpackage, debhelper with dh-dkms) and the package
-# suite: lintian, and DKMS to build the packaged module source
+# make deb: dpkg-buildpackage, debhelper with dh-dkms, and the Build-Depends
+# (debian/control)
+PKGS_DEB=(
+	build-essential dpkg-dev debhelper dh-dkms fakeroot linux-source-6.12
+)
+# the package suite: also DKMS, which builds the packaged module, and lintian
 PKGS_PACKAGE=(
-	build-essential dpkg-dev debhelper dh-dkms dkms fakeroot lintian
+	"${PKGS_DEB[@]}" dkms lintian
 )
 
 apt_lists_fresh() {
@@ -86,6 +91,10 @@ stock_pick_sublevel() {
 	comm -12 <(echo "$images" | sort) <(echo "$headers" | sort) | sort -n | tail -n 1
 }
 
+if [ "${1:-}" = deb ]; then
+	install_pkgs "${PKGS_DEB[@]}"
+	exit 0
+fi
 install_pkgs "${PKGS[@]}"
 [ "${1:-}" = package ] && install_pkgs "${PKGS_PACKAGE[@]}"
 
