@@ -5,12 +5,13 @@
 # per suite and lane, "LABEL: N passed, N failed", then a total line, and
 # exits non-zero if anything failed or did not run.
 #
-# MPA_CHECK selects parts (default: "static fuzz runner demo stock debug"), e.g.
+# MPA_CHECK selects parts (default: "static fuzz runner demo package stock
+# debug"), e.g.
 #   MPA_CHECK=stock make check
 set -u
 . "$(dirname "$0")/lib.sh"
 
-parts=${MPA_CHECK:-static fuzz runner demo stock debug}
+parts=${MPA_CHECK:-static fuzz runner demo package stock debug}
 out=$MPA_BUILD/check
 T=$MPA_TOP/tools/testing
 total_pass=0 total_fail=0
@@ -237,6 +238,18 @@ if want demo; then
 		msg "make demo failed (see $out/demo.log)"
 		report demo 0 1
 	fi
+fi
+
+# The Debian packages (make deb, lintian, DKMS building mpa.ko for the
+# stock kernel, that module in a stock guest with the attach selftest and
+# the installed tools), make install, and a purge that leaves the host as
+# it was (tools/testing/package-suite.sh).
+if want package; then
+	"$T/package-suite.sh" > "$out/package.tap" 2> "$out/package.err"
+	grep -E '^ *lintian: |FAIL' "$out/package.err" >&2
+	read -r p f < <(count_tap "$out/package.tap")
+	[ "$f" = 0 ] || show_tap_failures "$out/package.tap"
+	report package "$p" "$f"
 fi
 
 if want stock || want debug; then
