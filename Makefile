@@ -83,6 +83,8 @@ install-tools: mpacat
 
 # The module's source and dkms.conf for DKMS (then: dkms install mpa/VERSION)
 install-dkms:
+	@if [ -z "$(DESTDIR)" ] && dpkg -S $(DKMS_SRC) > /dev/null 2>&1; then \
+		echo "mpa: $(DKMS_SRC) belongs to the mpa-dkms package"; exit 1; fi
 	install -d $(DESTDIR)$(DKMS_SRC)
 	install -m 0644 $(TOP)/dkms.conf $(DESTDIR)$(DKMS_SRC)/
 	cd $(TOP) && find mpa include \( -name '*.[ch]' -o -name Kbuild \) \
@@ -90,12 +92,20 @@ install-dkms:
 
 uninstall:
 	rm -f $(DESTDIR)$(MODDIR)/mpa.ko
+	@rmdir $(DESTDIR)$(MODDIR) 2> /dev/null || true
 	$(if $(DESTDIR),,depmod -a $(KVER))
 	rm -f $(DESTDIR)$(SBINDIR)/mpacat $(DESTDIR)$(SBINDIR)/mpactl
 	rm -f $(DESTDIR)$(MANDIR)/man8/mpacat.8 $(DESTDIR)$(MANDIR)/man8/mpactl.8
+	@rmdir $(DESTDIR)$(MANDIR)/man8 2> /dev/null || true
 	rm -rf $(DESTDIR)$(DATADIR)
-	$(if $(DESTDIR),,-[ -z "$$(dkms status mpa/$(VERSION) 2>/dev/null)" ] || dkms remove mpa/$(VERSION) --all)
-	rm -rf $(DESTDIR)$(DKMS_SRC)
+	@if [ -z "$(DESTDIR)" ] && dpkg -S $(DKMS_SRC) > /dev/null 2>&1; then \
+		echo "mpa: $(DKMS_SRC) belongs to the mpa-dkms package: left alone"; \
+	else \
+		if [ -z "$(DESTDIR)" ] && [ -n "$$(dkms status mpa/$(VERSION) 2> /dev/null)" ]; then \
+			echo "dkms remove mpa/$(VERSION) --all"; dkms remove mpa/$(VERSION) --all; \
+		fi; \
+		echo "rm -rf $(DESTDIR)$(DKMS_SRC)"; rm -rf $(DESTDIR)$(DKMS_SRC); \
+	fi
 
 # Debian packages (dpkg-buildpackage): mpa-dkms, mpa-tools, into .build/deb/
 deb:
