@@ -18,6 +18,8 @@ PKGS=(
 	# building the module, the debug kernel and the test programs
 	make gcc libc6-dev bc bison flex libelf-dev libssl-dev cpio dwarves kmod
 	sparse linux-source-6.12 python3 perl
+	# the io_uring selftest (uring.c)
+	liburing-dev
 	# the kernel's YNL tools (ynl-gen-c.py, cli.py, mpactl): the netlink
 	# spec's YAML and its schema validation
 	python3-yaml python3-jsonschema
