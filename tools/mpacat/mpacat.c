@@ -37,6 +37,8 @@
 
 /* Room for the largest ULPDU, and for a line of that size plus its '\n' */
 #define BUF_SIZE 65536
+/* Standard input: room for the largest ULPDU as a line of hex (--hex-in) */
+#define IN_SIZE (4 * BUF_SIZE)
 
 enum source {
 	SRC_STDIN,		/* one line, one ULPDU */
@@ -48,6 +50,7 @@ enum source {
 enum output {
 	OUT_TEXT,		/* the ULPDU's octets and a newline */
 	OUT_HEX,		/* a hex dump per ULPDU */
+	OUT_HEX_LINE,		/* --hex-out: one line of hex per ULPDU */
 	OUT_QUIET,		/* nothing per ULPDU */
 };
 
@@ -68,6 +71,8 @@ struct options {
 	bool reject;
 	unsigned int timeout_ms;
 	enum source src;
+	bool hex_in;		/* standard input: one ULPDU per line, in hex */
+	bool no_shutdown;	/* no FIN when all is sent: wait for the peer's */
 	const char *file;
 	unsigned int size;	/* 0: the current MULPDU */
 	unsigned int random_max;
@@ -85,6 +90,7 @@ struct xfer {
 	bool in_eof;
 	unsigned char *inbuf;	/* stdin: octets read, not yet sent */
 	size_t in_len;
+	unsigned long in_line;	/* stdin: lines taken so far */
 	unsigned char *tx;	/* the next ULPDU to send */
 	size_t tx_len;
 	bool tx_ready;
@@ -178,6 +184,10 @@ static void print_help(FILE *f)
 "What to send in Full Operation (default: standard input, one line per\n"
 "ULPDU, the newline excluded; empty lines are skipped, as a ULPDU has at\n"
 "least one octet; a line may have up to 64768 octets):\n"
+"  --hex-in              standard input: each line is one ULPDU in hex,\n"
+"                        two digits an octet, blanks between them ignored\n"
+"                        (binary ULPDUs, e.g. DDP/RDMAP messages for an\n"
+"                        RDMA peer)\n"
 "  -f, --file F          send file F in ULPDUs of --size octets\n"
 "  -s, --size N          ULPDU size for --file, 1..64768 (default: the\n"
 "                        current MULPDU of MPA_RESULT, read before each)\n"
@@ -190,10 +200,15 @@ static void print_help(FILE *f)
 "goes on receiving until the peer closes. A Responder waits until its held\n"
 "sends could go out (the Initiator's first FPDU arrived, RFC 5044\n"
 "R-7.1.2-15) or the peer closed, as closing earlier would drop them.\n"
+"  --no-shutdown         no FIN when everything is sent: go on receiving\n"
+"                        until the peer closes, then close (for peers\n"
+"                        that take a FIN as the end of the whole stream,\n"
+"                        as an RDMA peer does)\n"
 "\n"
 "Output (received ULPDUs on standard output, the rest on standard error):\n"
 "  (default)             each ULPDU's octets followed by a newline\n"
 "  -x, --hex             a hex dump of each ULPDU\n"
+"  --hex-out             each ULPDU as one line of hex (what --hex-in reads)\n"
 "  -q, --quiet           no ULPDUs, only the summary\n"
 "  -v, --verbose         also a line per ULPDU sent and received, with its\n"
 "                        length and CRC32c (for comparing both ends)\n"
@@ -211,8 +226,12 @@ static void print_help(FILE *f)
 "  %s --markers -l 7174                  # a Responder on port 7174\n"
 "  echo hello | %s --markers 10.0.0.2 7174\n"
 "  %s --rev 2 --ird 4 --ord 4 --rtr read --pd hi -x HOST 7174\n"
-"  %s --random 20000 --count 50 -q HOST 7174\n",
-		prog, prog, prog, prog, prog, prog);
+"  %s --random 20000 --count 50 -q HOST 7174\n"
+"  # an RDMAP Send (DDP untagged, QN 0, MSN 1, MO 0) of \"hello\" to an\n"
+"  # RDMA peer, printing what it sends back in hex\n"
+"  echo 4143 00000000 00000000 00000001 00000000 68656c6c6f |\n"
+"      %s --hex-in --hex-out --no-shutdown HOST 7471\n",
+		prog, prog, prog, prog, prog, prog, prog);
 }
 
 static void note(const char *fmt, ...)
@@ -333,6 +352,9 @@ enum {
 	OPT_RANDOM,
 	OPT_COUNT,
 	OPT_SEED,
+	OPT_HEX_IN,
+	OPT_HEX_OUT,
+	OPT_NO_SHUTDOWN,
 };
 
 static const struct option long_opts[] = {
@@ -355,6 +377,9 @@ static const struct option long_opts[] = {
 	{ "count", required_argument, NULL, OPT_COUNT },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "no-send", no_argument, NULL, 'n' },
+	{ "hex-in", no_argument, NULL, OPT_HEX_IN },
+	{ "no-shutdown", no_argument, NULL, OPT_NO_SHUTDOWN },
+	{ "hex-out", no_argument, NULL, OPT_HEX_OUT },
 	{ "hex", no_argument, NULL, 'x' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -466,6 +491,15 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case 'x':
 			o->out = OUT_HEX;
 			break;
+		case OPT_HEX_IN:
+			o->hex_in = true;
+			break;
+		case OPT_HEX_OUT:
+			o->out = OUT_HEX_LINE;
+			break;
+		case OPT_NO_SHUTDOWN:
+			o->no_shutdown = true;
+			break;
 		case 'q':
 			o->out = OUT_QUIET;
 			break;
@@ -498,6 +532,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 		usage_error("--size goes with --file");
 	if (have_count && o->src != SRC_RANDOM)
 		usage_error("--count goes with --random");
+	if (o->hex_in && o->src != SRC_STDIN)
+		usage_error("--hex-in is for standard input, not with --file, --random or -n");
 	if (o->role == MPA_ROLE_INITIATOR && o->rtr > 0)
 		o->p2p = true;
 }
@@ -891,6 +927,8 @@ static void hexdump(const unsigned char *p, size_t len)
 
 static void deliver(const struct options *o, struct xfer *x)
 {
+	size_t i;
+
 	x->rx_count++;
 	x->rx_octets += x->rx_len;
 	if (o->verbose)
@@ -904,6 +942,11 @@ static void deliver(const struct options *o, struct xfer *x)
 	case OUT_HEX:
 		printf("ULPDU %lu, %zu octets:\n", x->rx_count, x->rx_len);
 		hexdump(x->rx, x->rx_len);
+		break;
+	case OUT_HEX_LINE:
+		for (i = 0; i < x->rx_len; i++)
+			printf("%02x", x->rx[i]);
+		putchar('\n');
 		break;
 	case OUT_QUIET:
 		break;
@@ -1008,11 +1051,64 @@ static int make_file_chunk(const struct options *o, struct xfer *x)
 	return 0;
 }
 
+static int hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * --hex-in: decode a line of hex (two digits an octet, blanks between
+ * octets ignored) into @out. Returns the octets, or -1 after saying why.
+ */
+static long hex_line(const unsigned char *p, size_t len, unsigned long line,
+		     unsigned char *out)
+{
+	size_t i, n = 0;
+	int hi, lo;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] == ' ' || p[i] == '\t' || p[i] == '\r')
+			continue;
+		hi = hex_digit(p[i]);
+		if (hi < 0) {
+			note("--hex-in: line %lu, column %zu: '%c' is not a hex digit",
+			     line, i + 1, p[i]);
+			return -1;
+		}
+		if (i + 1 == len) {
+			note("--hex-in: line %lu: an odd number of hex digits",
+			     line);
+			return -1;
+		}
+		lo = hex_digit(p[i + 1]);
+		if (lo < 0) {
+			note("--hex-in: line %lu, column %zu: '%c' is not a hex digit (2 an octet)",
+			     line, i + 2, p[i + 1]);
+			return -1;
+		}
+		if (n == MPA_MAX_ULPDU) {
+			note("--hex-in: line %lu: more than %d octets, the largest ULPDU",
+			     line, MPA_MAX_ULPDU);
+			return -1;
+		}
+		out[n++] = hi << 4 | lo;
+		i++;
+	}
+	return n;
+}
+
 /* Standard input: the next whole line, or the last one without '\n'. */
-static int make_line(struct xfer *x)
+static int make_line(const struct options *o, struct xfer *x)
 {
 	unsigned char *nl;
 	size_t len, used;
+	long n;
 
 	for (;;) {
 		nl = memchr(x->inbuf, '\n', x->in_len);
@@ -1022,21 +1118,29 @@ static int make_line(struct xfer *x)
 		} else if (x->in_eof && x->in_len) {
 			len = x->in_len;
 			used = len;
-		} else if (x->in_len == BUF_SIZE) {
-			note("a line longer than %d octets, the largest ULPDU",
-			     MPA_MAX_ULPDU);
+		} else if (x->in_len == IN_SIZE) {
+			note("a line longer than %d octets, more than %s",
+			     IN_SIZE, o->hex_in ? "the largest ULPDU in hex" :
+			     "the largest ULPDU");
 			return -1;
 		} else {
 			return 0;
 		}
-		if (len > MPA_MAX_ULPDU) {
+		x->in_line++;
+		if (o->hex_in) {
+			n = hex_line(x->inbuf, len, x->in_line, x->tx);
+		} else if (len > MPA_MAX_ULPDU) {
 			note("a line of %zu octets: more than %d, the largest ULPDU",
 			     len, MPA_MAX_ULPDU);
-			return -1;
-		}
-		if (len) {
+			n = -1;
+		} else {
 			memcpy(x->tx, x->inbuf, len);
-			x->tx_len = len;
+			n = len;
+		}
+		if (n < 0)
+			return -1;
+		if (n) {
+			x->tx_len = n;
 			x->tx_ready = true;
 		}
 		x->in_len -= used;
@@ -1053,7 +1157,7 @@ static int next_ulpdu(const struct options *o, struct xfer *x)
 		return 0;
 	switch (o->src) {
 	case SRC_STDIN:
-		if (make_line(x))
+		if (make_line(o, x))
 			return -1;
 		if (!x->tx_ready && x->in_eof)
 			x->src_done = true;
@@ -1115,7 +1219,7 @@ static int read_stdin(struct xfer *x)
 {
 	ssize_t n;
 
-	n = read(x->in_fd, x->inbuf + x->in_len, BUF_SIZE - x->in_len);
+	n = read(x->in_fd, x->inbuf + x->in_len, IN_SIZE - x->in_len);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EINTR)
 			return 0;
@@ -1128,6 +1232,21 @@ static int read_stdin(struct xfer *x)
 	return 0;
 }
 
+/*
+ * The peer closed and we are done. A Responder whose sends are still held
+ * never sent them: the Initiator closed before its first FPDU (as a peer
+ * that refused our Reply does), which is a failure, not a clean end.
+ */
+static int exchange_end(int fd, const struct xfer *x)
+{
+	if (x->tx_count && tx_held(fd)) {
+		note("peer closed before its first FPDU: %lu held ULPDUs never sent (R-7.1.2-15)",
+		     x->tx_count);
+		return -1;
+	}
+	return 0;
+}
+
 static int exchange(int fd, const struct options *o, struct xfer *x)
 {
 	struct pollfd pfd[2];
@@ -1137,7 +1256,11 @@ static int exchange(int fd, const struct options *o, struct xfer *x)
 	for (;;) {
 		if (next_ulpdu(o, x))
 			return -1;
-		if (x->src_done && !x->wr_shut) {
+		if (x->src_done && o->no_shutdown) {
+			/* --no-shutdown: the peer closes first */
+			if (x->peer_eof)
+				return exchange_end(fd, x);
+		} else if (x->src_done && !x->wr_shut) {
 			/*
 			 * Closing the sending side drops a Responder's held
 			 * sends: wait until they went out or the peer closed.
@@ -1155,7 +1278,7 @@ static int exchange(int fd, const struct options *o, struct xfer *x)
 			}
 		}
 		if (x->wr_shut && x->peer_eof)
-			return 0;
+			return exchange_end(fd, x);
 
 		pfd[0].fd = fd;
 		pfd[0].events = (x->peer_eof ? 0 : POLLIN) |
@@ -1167,7 +1290,7 @@ static int exchange(int fd, const struct options *o, struct xfer *x)
 		pfd[1].events = POLLIN;
 		pfd[1].revents = 0;
 		if (o->src == SRC_STDIN && !x->in_eof && !x->tx_ready &&
-		    x->in_len < BUF_SIZE)
+		    x->in_len < IN_SIZE)
 			pfd[1].fd = x->in_fd;
 		if (pfd[0].fd < 0 && pfd[1].fd < 0) {
 			/* Only a Responder's held sends after the peer's EOF */
@@ -1226,7 +1349,7 @@ int main(int argc, char **argv)
 
 	memset(&x, 0, sizeof(x));
 	x.in_fd = -1;
-	x.inbuf = malloc(BUF_SIZE);
+	x.inbuf = malloc(IN_SIZE);
 	x.tx = malloc(BUF_SIZE);
 	x.rx = malloc(BUF_SIZE);
 	if (!x.inbuf || !x.tx || !x.rx) {
