@@ -14,18 +14,12 @@ many Markers as MPA_STATS counted, and nothing else in the stream.
 """
 import os
 import re
-import subprocess
 import sys
-import xml.etree.ElementTree as ET
 
-TSHARK = [
-    "tshark", "-n",
-    # Wireshark finds MPA by its heuristic (there is no Decode-As for it)
-    "--enable-heuristic", "iwarp_mpa_tcp",
-    # the ULPDUs are text, not DDP/RDMAP, nor RPC-over-RDMA
-    "--disable-protocol", "iwarp_ddp_rdmap",
-    "--disable-protocol", "rpcordma",
-]
+import mpa_tshark
+
+# the ULPDUs are text, not DDP/RDMAP
+NO_DDP = ["--disable-protocol", "iwarp_ddp_rdmap"]
 
 failures = []
 
@@ -33,15 +27,6 @@ failures = []
 def fail(text):
     failures.append(text)
     print(f"FAILED: {text}")
-
-
-def fields(elem, name):
-    return [f for f in elem.iter("field") if f.get("name") == name]
-
-
-def first(elem, name, attr="show"):
-    found = fields(elem, name)
-    return found[0].get(attr) if found else None
 
 
 def lines(path):
@@ -77,14 +62,11 @@ def read_initiator(path):
     return None, None
 
 
-def frame_text(fi):
-    m, c, r = (first(fi, "iwarp_mpa." + n) for n in
-               ("marker_flag", "crc_flag", "rej_flag"))
-    pd = first(fi, "iwarp_mpa.privatedata", "value") or ""
-    text = bytes.fromhex(pd).decode("ascii", "replace")
-    return (f"Rev {first(fi, 'iwarp_mpa.rev')} M={m} C={c} R={r} "
-            f"PD_Length {first(fi, 'iwarp_mpa.pdlength')} \"{text}\"",
-            m == "1" and c == "1" and r == "0")
+def frame_text(f):
+    text = f["pd"].decode("ascii", "replace")
+    return (f"Rev {f['rev']} M={f['m']} C={f['c']} R={f['r']} "
+            f"PD_Length {f['pd_length']} \"{text}\"",
+            f["m"] == 1 and f["c"] == 1 and f["r"] == 0)
 
 
 def main():
@@ -105,58 +87,42 @@ def main():
         side["octets"] = 0      # wire octets of the startup frame and FPDUs
         side["stream"] = 0      # TCP payload octets, from the sequence numbers
 
-    out = subprocess.run(TSHARK + ["-r", pcap, "-T", "pdml"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         check=False)
-    if out.returncode:
-        print(out.stderr.decode(errors="replace"))
-        print(f"FAILED: tshark exited with {out.returncode}")
+    try:
+        root = mpa_tshark.pdml(pcap, NO_DDP)
+    except RuntimeError as e:
+        print(f"FAILED: {e}")
         return 1
-    root = ET.fromstring(out.stdout)
 
     print(f"{'frame':>5}  {'direction':<22} {'MPA':<8} "
           f"{'ULPDU_Length':>12}  {'Markers':>7}  CRC")
     malformed = 0
-    for pkt in root.iter("packet"):
-        num = first(pkt, "frame.number")
-        src = first(pkt, "ip.src") or first(pkt, "ipv6.src")
-        sport = first(pkt, "tcp.srcport")
-        if src is None or sport is None:
-            continue
-        who = "Initiator" if (src, sport) == (ini_addr, ini_port) else \
-            "Responder"
+    for pkt in mpa_tshark.packets(root):
+        num = pkt["num"]
+        who = "Initiator" if (pkt["src"], pkt["sport"]) == \
+            (ini_addr, ini_port) else "Responder"
         side = sides[who]
         arrow = "Initiator -> Responder" if who == "Initiator" else \
             "Responder -> Initiator"
-        seq = int(first(pkt, "tcp.seq") or 0)
-        tlen = int(first(pkt, "tcp.len") or 0)
-        if tlen:
-            side["stream"] = max(side["stream"], seq - 1 + tlen)
-        malformed += len(fields(pkt, "_ws.malformed"))
-        for proto in pkt.iter("proto"):
-            if proto.get("name") != "iwarp_mpa":
+        if pkt["tlen"]:
+            side["stream"] = max(side["stream"],
+                                 pkt["seq"] - 1 + pkt["tlen"])
+        malformed += pkt["malformed"]
+        nmark = pkt["markers"]
+        for pdu in pkt["pdus"]:
+            if pdu["kind"] != "FPDU":
+                text, ok = frame_text(pdu)
+                print(f"{num:>5}  {arrow:<22} {pdu['kind']:<8} {text}")
+                side["frames"].append((pdu["kind"], ok))
+                side["octets"] += 20 + pdu["pd_length"]
                 continue
-            for kind in ("req", "rep"):
-                for fi in fields(proto, "iwarp_mpa." + kind):
-                    text, ok = frame_text(fi)
-                    label = "Request" if kind == "req" else "Reply"
-                    print(f"{num:>5}  {arrow:<22} {label:<8} {text}")
-                    side["frames"].append((label, ok))
-                    side["octets"] += int(fi.get("size"))
-            nmark = len(fields(proto, "iwarp_mpa.marker_fpduptr"))
-            for fpdu in fields(proto, "iwarp_mpa.fpdu"):
-                length = int(first(fpdu, "iwarp_mpa.ulpdulength") or -1)
-                crc = first(fpdu, "iwarp_mpa.crc_check", "showname") or \
-                    "no CRC check"
-                verdict = re.search(r"\((.*)\)", crc)
-                verdict = verdict.group(1) if verdict else crc
-                print(f"{num:>5}  {arrow:<22} {'FPDU':<8} {length:>12}  "
-                      f"{nmark:>7}  {verdict}")
-                side["fpdus"].append((num, length, verdict))
-                pad = -(length + 2) % 4
-                side["octets"] += 2 + length + pad + 4
-            side["markers"] += nmark
-            side["octets"] += 4 * nmark
+            length = pdu["length"]
+            verdict = pdu["crc"] or "no CRC check"
+            print(f"{num:>5}  {arrow:<22} {'FPDU':<8} {length:>12}  "
+                  f"{nmark:>7}  {verdict}")
+            side["fpdus"].append((num, length, verdict))
+            side["octets"] += mpa_tshark.fpdu_octets(length)
+        side["markers"] += nmark
+        side["octets"] += 4 * nmark
 
     print()
     for who, want in (("Initiator", "Request"), ("Responder", "Reply")):
