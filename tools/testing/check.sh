@@ -80,7 +80,9 @@ guest_log_cases() {
 # from the other suites': its TAP ($MPA_RESULTS/NAME/NAME.tap), plus "the
 # guest's kernel log is clean" and, on the debug lane, "kmemleak found
 # nothing", reported as NAME-LANE. Arguments after the script go before it
-# on the guest's command line (VAR='value' settings for it).
+# on the guest's command line (VAR='value' settings for it). A suite whose
+# TAP is made on the host from what the guest left sets SUITE_HOST_STEP to
+# the command that makes it (it gets $MPA_RESULTS/NAME as its argument).
 run_guest_suite() {
 	local lane=$1 name=$2 script=$3 rc p f lp lf
 	local res=$out/$lane-$name
@@ -90,6 +92,9 @@ run_guest_suite() {
 	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 1800 --results "$res" \
 		-- "$@" "$script" > "$res/run.log" 2>&1
 	rc=$?
+	if [ -n "${SUITE_HOST_STEP:-}" ]; then
+		$SUITE_HOST_STEP "$res/$name" > "$res/$name-host.log" 2>&1
+	fi
 	read -r p f < <(count_tap "$res/$name/$name.tap")
 	[ "$f" = 0 ] || show_tap_failures "$res/$name/$name.tap"
 	read -r lp lf < <(guest_log_cases "$lane" "$res" "$rc")
@@ -115,6 +120,16 @@ run_netlink() {
 		"MPA_SRCTREE='$(mpa_source_tree)'"
 }
 
+# Interop with Linux soft-iWARP (siw, built into the debug kernel only):
+# rdma-core's rdma_server and rdma_client against mpacat and mpa_echo.ko
+# (tools/testing/interop-suite.sh); tshark then decodes each case's
+# capture here (interop-decode.py), which writes the TAP.
+run_interop() {
+	SUITE_HOST_STEP="/usr/bin/python3 $T/interop-decode.py" \
+		run_guest_suite debug interop tools/testing/interop-suite.sh \
+		"MPA_YNL_DIR='$(mpa_source_tree)/tools/net/ynl'"
+}
+
 run_lane() {
 	local lane=$1 rc p f lp lf t
 	local res=$out/$lane
@@ -127,6 +142,7 @@ run_lane() {
 		report "selftests-$lane" 0 1
 		report "kapi-$lane" 0 1
 		report "netlink-$lane" 0 1
+		[ "$lane" = debug ] && report interop-debug 0 1
 		return
 	fi
 	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 1800 --results "$res" \
@@ -163,6 +179,7 @@ run_lane() {
 
 	run_kapi "$lane"
 	run_netlink "$lane"
+	[ "$lane" = debug ] && run_interop
 }
 
 mkdir -p "$out"
@@ -258,6 +275,15 @@ if want stock || want debug; then
 fi
 want stock && run_lane stock
 want debug && run_lane debug
+# MPA_CHECK=interop: the interop suite alone (it is part of "debug")
+if want interop && ! want debug; then
+	if make -s -C "$MPA_TOP" modules-debug > "$out/interop-build.log" 2>&1; then
+		run_interop
+	else
+		tail -n 20 "$out/interop-build.log" >&2
+		report interop-debug 0 1
+	fi
+fi
 
 echo "total: $total_pass passed, $total_fail failed"
 msg "make check took $(($(date +%s) - start)) s; logs in $out"

@@ -31,6 +31,9 @@ PKGS=(
 	iproute2 tcpdump tshark xz-utils zstd procps
 	# the man pages' checks (make static)
 	groff-base mandoc man-db
+	# the interop suite's peer, Linux soft-iWARP (siw, in the debug
+	# kernel): rdma_server and rdma_client, and the userspace siw provider
+	rdmacm-utils ibverbs-providers
 )
 
 # make deb: dpkg-buildpackage, debhelper with dh-dkms, and the Build-Depends
