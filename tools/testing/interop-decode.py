@@ -9,7 +9,7 @@ INTEROP_DIR is what interop-suite.sh left in the guest's results: "plan"
 and "guest.result". For each case, tshark (with the DDP/RDMAP dissector)
 must have decoded, from the capture alone:
   - the Initiator's MPA Request and the Responder's Reply, once each, with
-    the Rev, M, C, R and PD_Length of "expect";
+    the Rev, M, C, R, E (RFC 6581) and PD_Length of "expect";
   - each way, the FPDUs of "expect" in order: DDP/RDMAP headers (an
     untagged Send's QN, MSN, MO and payload length, a tagged Write, a
     Terminate) and nothing else;

@@ -195,7 +195,7 @@ policy_crc_off_allowed() {	# 0|1
 # IRD/ORD block (E set, PD_Length 4), M=0, C=0; then its Send.
 expect_siw_request() {
 	expect initiator $SIW_ADDR
-	expect request "rev=2 m=0 c=0 r=0 pd_length=4"
+	expect request "rev=2 m=0 c=0 r=0 e=1 pd_length=4"
 }
 
 # Checks of rdma_client against one of our Responders that accepted, and
@@ -232,7 +232,7 @@ case_siw-rdma_client-to-mpa_echo-rev2-crc-on() {
 	check "mpa_echo: one connection, Rev 2, 1 ULPDU in and out, no error" \
 		has mpa_echo.conns "role=responder state=full .* rev=2 .* rx=1 rx_octets=34 .* tx=1 tx_octets=34 .*err_code=0 err_reason=0"
 	expect_siw_request
-	expect reply "rev=2 m=0 c=1 r=0 pd_length=21"
+	expect reply "rev=2 m=0 c=1 r=0 e=1 pd_length=21"
 	expect crc on
 	expect initiator_fpdus "send:0:1:0:16"
 	expect responder_fpdus "send:0:1:0:16"
@@ -253,7 +253,7 @@ case_siw-rdma_client-to-mpacat-rev2-crc-on() {
 	check "mpacat: negotiated CRC on" \
 		has mpacat.err "negotiated: Rev 2, Responder; Markers: we send no, peer sends no; CRC on"
 	expect_siw_request
-	expect reply "rev=2 m=0 c=1 r=0 pd_length=4"
+	expect reply "rev=2 m=0 c=1 r=0 e=1 pd_length=4"
 	expect crc on
 	expect initiator_fpdus "send:0:1:0:16"
 	expect responder_fpdus "send:0:1:0:16"
@@ -274,7 +274,7 @@ case_siw-rdma_client-to-mpacat-rev2-crc-off() {
 	check "mpacat: negotiated CRC off" \
 		has mpacat.err "negotiated: Rev 2, Responder; Markers: we send no, peer sends no; CRC off"
 	expect_siw_request
-	expect reply "rev=2 m=0 c=0 r=0 pd_length=4"
+	expect reply "rev=2 m=0 c=0 r=0 e=1 pd_length=4"
 	expect crc off
 	expect initiator_fpdus "send:0:1:0:16"
 	expect responder_fpdus "send:0:1:0:16"
@@ -298,7 +298,7 @@ case_siw-rdma_client-to-mpacat-markers-refused-by-siw() {
 	check "mpacat: no FPDU went either way" \
 		has mpacat.err "summary: sent 0 ULPDUs, 0 octets; received 0 ULPDUs, 0 octets"
 	expect_siw_request
-	expect reply "rev=2 m=1 c=1 r=0 pd_length=4"
+	expect reply "rev=2 m=1 c=1 r=0 e=1 pd_length=4"
 	expect crc on
 	expect initiator_fpdus ""
 	expect responder_fpdus ""
@@ -321,8 +321,8 @@ case_mpacat-rev1-to-siw-rdma_server-accepted-crc-on() {
 	check "mpacat: negotiated Rev 1, CRC on" \
 		has mpacat.err "negotiated: Rev 1, Initiator; Markers: we send no, peer sends no; CRC on"
 	expect initiator $MPA_ADDR
-	expect request "rev=1 m=0 c=1 r=0 pd_length=0"
-	expect reply "rev=1 m=0 c=1 r=0 pd_length=0"
+	expect request "rev=1 m=0 c=1 r=0 e=0 pd_length=0"
+	expect reply "rev=1 m=0 c=1 r=0 e=0 pd_length=0"
 	expect crc on
 	expect initiator_fpdus "send:0:1:0:16"
 	expect responder_fpdus "send:0:1:0:16"
@@ -342,8 +342,8 @@ case_mpacat-rev2-to-siw-rdma_server-accepted-crc-on() {
 	check "mpacat: negotiated Rev 2, CRC on" \
 		has mpacat.err "negotiated: Rev 2, Initiator; Markers: we send no, peer sends no; CRC on"
 	expect initiator $MPA_ADDR
-	expect request "rev=2 m=0 c=1 r=0 pd_length=4"
-	expect reply "rev=2 m=0 c=1 r=0 pd_length=4"
+	expect request "rev=2 m=0 c=1 r=0 e=1 pd_length=4"
+	expect reply "rev=2 m=0 c=1 r=0 e=1 pd_length=4"
 	expect crc on
 	expect initiator_fpdus "send:0:1:0:16"
 	expect responder_fpdus "send:0:1:0:16"
@@ -365,8 +365,8 @@ $(send_hex 1)" --rev 2 --rtr write
 	check "mpacat received siw's Send: QN 0, MSN 1, MO 0, 16 zero octets" \
 		has mpacat.out "^$SIW_SEND\$"
 	expect initiator $MPA_ADDR
-	expect request "rev=2 m=0 c=1 r=0 pd_length=4"
-	expect reply "rev=2 m=0 c=1 r=0 pd_length=4"
+	expect request "rev=2 m=0 c=1 r=0 e=1 pd_length=4"
+	expect reply "rev=2 m=0 c=1 r=0 e=1 pd_length=4"
 	expect crc on
 	expect initiator_fpdus "write:0 send:0:1:0:16"
 	expect responder_fpdus "send:0:1:0:16"
@@ -388,8 +388,8 @@ case_mpacat-rev1-to-siw-rdma_server-crc-off() {
 	check "mpacat: negotiated CRC off" \
 		has mpacat.err "negotiated: Rev 1, Initiator; Markers: we send no, peer sends no; CRC off"
 	expect initiator $MPA_ADDR
-	expect request "rev=1 m=0 c=0 r=0 pd_length=0"
-	expect reply "rev=1 m=0 c=0 r=0 pd_length=0"
+	expect request "rev=1 m=0 c=0 r=0 e=0 pd_length=0"
+	expect reply "rev=1 m=0 c=0 r=0 e=0 pd_length=0"
 	expect crc off
 	expect initiator_fpdus "send:0:1:0:16"
 	expect responder_fpdus "send:0:1:0:16"
@@ -410,8 +410,8 @@ case_mpacat-markers-to-siw-rdma_server-refused-by-siw() {
 		has mpacat.err "MPA startup (MPA_START): Connection refused (.*reason 17 REJECTED"
 	check "rdma_server never got the connection" hasnt rdma_server.out "rdma_server: end"
 	expect initiator $MPA_ADDR
-	expect request "rev=1 m=1 c=1 r=0 pd_length=0"
-	expect reply "rev=1 m=0 c=1 r=1 pd_length=0"
+	expect request "rev=1 m=1 c=1 r=0 e=0 pd_length=0"
+	expect reply "rev=1 m=0 c=1 r=1 e=0 pd_length=0"
 	expect crc on
 	expect initiator_fpdus ""
 	expect responder_fpdus ""
@@ -434,8 +434,8 @@ case_mpacat-bad-msn-to-siw-rdma_server-terminated() {
 		has mpacat.out "^4147 *00000000 *00000002 *00000001 *00000000 *2103"
 	check "mpacat received no Send from siw" hasnt mpacat.out "^4143"
 	expect initiator $MPA_ADDR
-	expect request "rev=1 m=0 c=1 r=0 pd_length=0"
-	expect reply "rev=1 m=0 c=1 r=0 pd_length=0"
+	expect request "rev=1 m=0 c=1 r=0 e=0 pd_length=0"
+	expect reply "rev=1 m=0 c=1 r=0 e=0 pd_length=0"
 	expect crc on
 	expect initiator_fpdus "send:0:2:0:16"
 	expect responder_fpdus "terminate:2:1:0:2.1.3"

@@ -62,6 +62,8 @@ def startup_frame(fi, kind):
         "c": _int(first(fi, "iwarp_mpa.crc_flag")),
         "r": _int(first(fi, "iwarp_mpa.rej_flag")),
         "res": _int(first(fi, "iwarp_mpa.res"), 0),
+        # RFC 6581's E bit, the first of what Rev 1 calls Res
+        "e": _int(first(fi, "iwarp_mpa.res"), 0) >> 4 & 1,
         "pd_length": _int(first(fi, "iwarp_mpa.pdlength")),
         "pd": bytes.fromhex(pd),
     }
