@@ -57,6 +57,7 @@ mpacat-rev2-to-siw-rdma_server-accepted-crc-on
 mpacat-rev2-p2p-write-rtr-to-siw-rdma_server-accepted
 mpacat-rev1-to-siw-rdma_server-crc-off
 mpacat-markers-to-siw-rdma_server-refused-by-siw
+mpacat-rev0-permissive-to-siw-rdma_server-refused-by-siw
 mpacat-bad-msn-to-siw-rdma_server-terminated
 "
 
@@ -412,6 +413,29 @@ case_mpacat-markers-to-siw-rdma_server-refused-by-siw() {
 	expect initiator $MPA_ADDR
 	expect request "rev=1 m=1 c=1 r=0 e=0 pd_length=0"
 	expect reply "rev=1 m=0 c=1 r=1 e=0 pd_length=0"
+	expect crc on
+	expect initiator_fpdus ""
+	expect responder_fpdus ""
+}
+
+# Rev 0 (RFC 5044 Appendix C, permissive mode) means Markers both ways,
+# so our Request says M=1: siw answers Rev 0 but rejects (R=1) for the
+# Markers, and MPA_START fails with the reason.
+case_mpacat-rev0-permissive-to-siw-rdma_server-refused-by-siw() {
+	begin_case 7481
+	start_rdma_server
+	run_mpacat_initiator "$(send_hex 1)" --rev 0 --permissive
+	end_case
+	stop_rdma_server
+	check "mpacat: exit 1, a failed startup" is_rc mpacat 1
+	check "mpacat: siw's Reply is Rev 0 and rejects: R=1, M=0" \
+		has mpacat.err "peer's MPA Reply: Rev 0, M=0 C=1 R=1"
+	check "mpacat: MPA_START failed with ECONNREFUSED, reason REJECTED" \
+		has mpacat.err "MPA startup (MPA_START): Connection refused (.*reason 17 REJECTED"
+	check "rdma_server never got the connection" hasnt rdma_server.out "rdma_server: end"
+	expect initiator $MPA_ADDR
+	expect request "rev=0 m=1 c=1 r=0 e=0 pd_length=0"
+	expect reply "rev=0 m=0 c=1 r=1 e=0 pd_length=0"
 	expect crc on
 	expect initiator_fpdus ""
 	expect responder_fpdus ""
