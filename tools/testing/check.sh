@@ -179,7 +179,9 @@ run_lane() {
 
 	run_kapi "$lane"
 	run_netlink "$lane"
-	[ "$lane" = debug ] && run_interop
+	if [ "$lane" = debug ]; then
+		run_interop
+	fi
 }
 
 mkdir -p "$out"
