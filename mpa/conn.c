@@ -96,25 +96,48 @@ struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp)
 }
 
 /**
- * mpa_conn_stop() - stop the connection's timer and work, restore callbacks
- * @c: the connection
+ * mpa_conn_stop() - nothing of the connection's runs on its own any more
+ * @c: the connection, socket not locked (the work takes the lock)
  *
- * Called when the socket is closed, without the socket lock (the work takes
- * it). The object stays attached to the socket until it is destroyed.
+ * The first step of closing. The work is disabled: what was queued is
+ * cancelled, a run in progress is waited for, and it can never be queued
+ * again, so a socket callback still running on another CPU, the timer or
+ * mpa_kresume() may try to schedule it in vain (mpa_conn_schedule() then
+ * drops the reference it took). The timer is shut down the same way. The
+ * socket callbacks stay until mpa_conn_detach(): they only schedule the
+ * work and wake readers.
  */
 void mpa_conn_stop(struct mpa_conn *c)
+{
+	if (disable_work_sync(&c->work))
+		sock_put(c->sk);	/* the queued work's reference */
+	timer_shutdown_sync(&c->timer);
+}
+
+/**
+ * mpa_conn_detach() - give the socket back to TCP
+ * @c: the connection, socket locked, stopped (mpa_conn_stop())
+ *
+ * Restores TCP's struct proto and each socket callback that is still the
+ * one MPA installed, under the callback lock, as kTLS does on close. With
+ * the socket locked no callback of ours runs in softirq meanwhile (TCP
+ * defers to the backlog, which release_sock() runs with TCP's callbacks),
+ * so none runs once the socket is released. The connection object stays
+ * attached until the socket is destroyed (mpa_ulp_release()).
+ */
+void mpa_conn_detach(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
 
 	write_lock_bh(&sk->sk_callback_lock);
-	sk->sk_data_ready = c->saved_data_ready;
-	sk->sk_write_space = c->saved_write_space;
-	sk->sk_state_change = c->saved_state_change;
+	WRITE_ONCE(sk->sk_prot, c->sk_proto);
+	if (sk->sk_data_ready == mpa_data_ready)
+		sk->sk_data_ready = c->saved_data_ready;
+	if (sk->sk_write_space == mpa_write_space)
+		sk->sk_write_space = c->saved_write_space;
+	if (sk->sk_state_change == mpa_state_change)
+		sk->sk_state_change = c->saved_state_change;
 	write_unlock_bh(&sk->sk_callback_lock);
-
-	timer_delete_sync(&c->timer);
-	if (cancel_work_sync(&c->work))
-		sock_put(sk);
 }
 
 /**

@@ -276,6 +276,7 @@ struct mpa_conn_info {
 /* conn.c: lifetime, callbacks, errors */
 struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp);
 void mpa_conn_stop(struct mpa_conn *c);
+void mpa_conn_detach(struct mpa_conn *c);
 void mpa_conn_free(struct mpa_conn *c);
 void mpa_conn_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum,
 		   bool close);

@@ -520,18 +520,25 @@ static __poll_t mpa_poll(struct file *file, struct socket *sock,
 	return mask;
 }
 
+/*
+ * The order is kTLS's: the work and the timer first (they take the socket
+ * lock), then under the socket lock the flush and the callbacks, then
+ * TCP's close. The connection is freed when TCP destroys the socket.
+ */
 static void mpa_close(struct sock *sk, long timeout)
 {
 	struct mpa_conn *c = mpa_conn(sk);
 
 	mpa_conn_stop(c);
 	lock_sock(sk);
+	/* no more callbacks for an in-kernel consumer, detached or not */
+	WRITE_ONCE(c->kops, NULL);
 	if (mpa_conn_full(c) && !(sk->sk_shutdown & SEND_SHUTDOWN))
 		mpa_tx_flush(c, true);
+	mpa_conn_detach(c);
 	mpa_tx_release(c);
 	mpa_rx_release(c);
 	mpa_conn_closed(c);
-	WRITE_ONCE(sk->sk_prot, c->sk_proto);
 	release_sock(sk);
 	c->sk_proto->close(sk, timeout);
 }
