@@ -141,6 +141,56 @@ void mpa_conn_detach(struct mpa_conn *c)
 }
 
 /**
+ * mpa_conn_flush() - hand TCP everything MPA holds, without waiting
+ * @c: the connection, socket locked, process context
+ *
+ * For shutdown() and close(): the rest of our startup frame (a Reply goes
+ * out whole and first, R-7.1.2-7), then an open ULPDU and every queued
+ * FPDU go to TCP's write queue now, past the send buffer and
+ * TCP_NOTSENT_LOWAT, as TCP itself keeps all that an orphan has queued;
+ * TCP sends them in the background and the FIN behind them. Nothing here
+ * waits for the peer. A Responder's held FPDUs stay (R-7.1.2-15): they may
+ * never go on the wire.
+ *
+ * Return: true if MPA holds nothing more that may go; false if TCP
+ * refused some (its memory limits, an allocation, an error): a FIN now
+ * would follow a gap.
+ */
+bool mpa_conn_flush(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	struct tcp_sock *tp = tcp_sk(sk);
+	int sndbuf = READ_ONCE(sk->sk_sndbuf);
+	u32 lowat = READ_ONCE(tp->notsent_lowat);
+
+	/* tcp_sendmsg_locked() checks both before each new segment */
+	WRITE_ONCE(sk->sk_sndbuf, INT_MAX);
+	WRITE_ONCE(tp->notsent_lowat, UINT_MAX);
+	mpa_startup_push(c);
+	if (c->tx_sent == c->tx_len)
+		mpa_tx_flush(c);
+	WRITE_ONCE(tp->notsent_lowat, lowat);
+	WRITE_ONCE(sk->sk_sndbuf, sndbuf);
+	return c->tx_sent == c->tx_len && !mpa_tx_unsent(c);
+}
+
+/**
+ * mpa_conn_abort() - reset the connection, dropping what MPA holds
+ * @c: the connection, socket locked
+ *
+ * When TCP cannot take what MPA holds, the peer is told with a reset
+ * rather than with a FIN after a gap (as TCP resets an orphan it has no
+ * memory for). TCP's disconnect sends the RST, purges its queues and
+ * sets ECONNRESET on the socket.
+ */
+void mpa_conn_abort(struct mpa_conn *c)
+{
+	c->sk_proto->disconnect(c->sk, 0);
+	mpa_tx_release(c);
+	WRITE_ONCE(c->tx_sent, c->tx_len);
+}
+
+/**
  * mpa_conn_closed() - the socket is being closed: announce it, unlist it
  * @c: the connection, socket locked
  */

@@ -277,6 +277,8 @@ struct mpa_conn_info {
 struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp);
 void mpa_conn_stop(struct mpa_conn *c);
 void mpa_conn_detach(struct mpa_conn *c);
+bool mpa_conn_flush(struct mpa_conn *c);
+void mpa_conn_abort(struct mpa_conn *c);
 void mpa_conn_free(struct mpa_conn *c);
 void mpa_conn_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum,
 		   bool close);
@@ -293,6 +295,7 @@ void mpa_conn_closed(struct mpa_conn *c);
 /* startup.c: the startup phase (RFC 5044 section 7.1) */
 int mpa_startup_check_config(const struct mpa_conn *c);
 int mpa_startup_start(struct mpa_conn *c);
+void mpa_startup_push(struct mpa_conn *c);
 int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
 		       u32 pd_len);
 void mpa_startup_process(struct mpa_conn *c);
@@ -329,7 +332,8 @@ bool mpa_tx_room(const struct mpa_conn *c);
 int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size);
 int mpa_tx_push(struct mpa_conn *c);
 bool mpa_tx_pending(const struct mpa_conn *c);
-void mpa_tx_flush(struct mpa_conn *c, bool wait);
+void mpa_tx_flush(struct mpa_conn *c);
+bool mpa_tx_unsent(const struct mpa_conn *c);
 void mpa_tx_release(struct mpa_conn *c);
 
 #endif /* _MPA_CONN_H */

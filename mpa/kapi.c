@@ -231,8 +231,9 @@ static void mpa_kconfigure(struct mpa_conn *c, const struct mpa_kparams *p)
  * Attaches the "mpa" ULP and starts the startup phase: an Initiator sends
  * its Request, a Responder waits for one. What follows arrives through
  * @ops, from process context. The socket is the consumer's to release
- * (after mpa_kdetach()); releasing it sends what MPA still holds, then
- * closes TCP.
+ * (after mpa_kdetach()); releasing it never waits for the peer: what MPA
+ * still holds goes to TCP, which sends it and then the FIN in the
+ * background (after sock_no_linger(), a reset instead).
  *
  * Context: process context, the socket not locked.
  * Return: the connection, or an ERR_PTR(): -EINVAL for bad arguments,

@@ -437,19 +437,31 @@ static int mpa_disconnect(struct sock *sk, int flags)
 	return -EOPNOTSUPP;
 }
 
+/*
+ * shutdown(SHUT_WR) and close() never wait for the peer: what MPA holds
+ * goes to TCP first, the FIN behind it (mpa_conn_flush()). Should TCP not
+ * take it all, the connection is reset rather than closed with a gap.
+ */
+static bool mpa_holds(const struct mpa_conn *c)
+{
+	return READ_ONCE(c->tx_sent) != READ_ONCE(c->tx_len) ||
+	       mpa_tx_unsent(c);
+}
+
 static void mpa_shutdown(struct sock *sk, int how)
 {
 	struct mpa_conn *c = mpa_conn(sk);
+	bool ok;
 
-	/*
-	 * inet_shutdown() already marked the socket: let what MPA holds
-	 * (an open ULPDU, FPDUs TCP had no room for) go out before the FIN.
-	 */
-	if ((how & SEND_SHUTDOWN) && mpa_conn_full(c) &&
-	    (c->tx_open || mpa_tx_pending(c))) {
+	/* inet_shutdown() already marked the socket: let MPA's octets by */
+	if ((how & SEND_SHUTDOWN) && mpa_holds(c)) {
 		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown & ~SEND_SHUTDOWN);
-		mpa_tx_flush(c, false);
+		ok = mpa_conn_flush(c);
 		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
+		if (!ok) {
+			mpa_conn_abort(c);
+			return;
+		}
 	}
 	c->sk_proto->shutdown(sk, how);
 }
@@ -521,9 +533,13 @@ static __poll_t mpa_poll(struct file *file, struct socket *sock,
 }
 
 /*
- * The order is kTLS's: the work and the timer first (they take the socket
- * lock), then under the socket lock the flush and the callbacks, then
- * TCP's close. The connection is freed when TCP destroys the socket.
+ * Closing follows TCP's close (Documentation/networking/mpa.rst,
+ * "Closing"): it returns at once, and what MPA holds goes to TCP, which
+ * sends it in the background with the FIN last; SO_LINGER {1, 0} resets
+ * instead, dropping it; SO_LINGER {1, N} is TCP's, waiting at most N
+ * seconds for the peer to take it all. The order is kTLS's: the work and
+ * the timer first (they take the socket lock), then under the socket lock
+ * the flush and the callbacks, then TCP's close.
  */
 static void mpa_close(struct sock *sk, long timeout)
 {
@@ -533,8 +549,9 @@ static void mpa_close(struct sock *sk, long timeout)
 	lock_sock(sk);
 	/* no more callbacks for an in-kernel consumer, detached or not */
 	WRITE_ONCE(c->kops, NULL);
-	if (mpa_conn_full(c) && !(sk->sk_shutdown & SEND_SHUTDOWN))
-		mpa_tx_flush(c, true);
+	if (!(sock_flag(sk, SOCK_LINGER) && !READ_ONCE(sk->sk_lingertime)) &&
+	    mpa_holds(c) && !mpa_conn_flush(c))
+		mpa_conn_abort(c);
 	mpa_conn_detach(c);
 	mpa_tx_release(c);
 	mpa_rx_release(c);

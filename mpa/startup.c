@@ -32,8 +32,14 @@ static void mpa_enter_full(struct mpa_conn *c, const struct mpa_params *p)
 	mpa_conn_set_state(c, MPA_STATE_FULL);
 }
 
-/* Send what is left of the startup frame, as far as TCP takes it now. */
-static void mpa_startup_push(struct mpa_conn *c)
+/**
+ * mpa_startup_push() - send what is left of our startup frame
+ * @c: the connection, socket locked, process context
+ *
+ * As far as TCP takes it now; mpa_write_space() has the work call again
+ * once TCP has room.
+ */
+void mpa_startup_push(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
 

@@ -660,35 +660,30 @@ out:
 }
 
 /**
- * mpa_tx_flush() - send what MPA holds before a FIN or close
- * @c: the connection, socket locked, in Full Operation
- * @wait: wait for room (close) rather than give up
+ * mpa_tx_flush() - hand TCP what MPA holds, before a FIN
+ * @c: the connection, socket locked, with TCP's send limits lifted by the
+ *	caller (mpa_conn_flush())
  *
- * Closes an open ULPDU and hands every queued FPDU to TCP, letting the
- * send buffer grow by what MPA already holds, so that nothing accepted is
- * lost behind the FIN. A Responder's held FPDUs may never go on the wire
- * (R-7.1.2-15) and are left for mpa_tx_release().
+ * Closes an open ULPDU and pushes every queued FPDU, so that nothing
+ * accepted is lost behind the FIN. A Responder's held FPDUs may never go
+ * on the wire (R-7.1.2-15): they stay, for mpa_tx_release().
  */
-void mpa_tx_flush(struct mpa_conn *c, bool wait)
+void mpa_tx_flush(struct mpa_conn *c)
 {
-	struct sock *sk = c->sk;
-	long timeo = wait ? sock_sndtimeo(sk, false) : 0;
-
 	if (c->tx_open)
 		mpa_tx_close_open(c);
-	if (c->tx_held || !mpa_tx_pending(c))
-		return;
-	/* room for all of it and for TCP's per-skb overhead */
-	WRITE_ONCE(sk->sk_sndbuf, max_t(int, READ_ONCE(sk->sk_sndbuf),
-					sk->sk_wmem_queued +
-					2 * c->tx_charged + SKB_TRUESIZE(0)));
-	while (!mpa_tx_push(c) && mpa_tx_pending(c) && timeo) {
-		/* TCP's own memory limits: wait as a blocking send would */
-		sk_wmem_queued_add(sk, -(int)c->tx_charged);
-		if (sk_stream_wait_memory(sk, &timeo))
-			timeo = 0;
-		sk_wmem_queued_add(sk, c->tx_charged);
-	}
+	mpa_tx_push(c);
+}
+
+/**
+ * mpa_tx_unsent() - does MPA hold octets that may still go on the wire?
+ * @c: the connection, socket locked
+ *
+ * Return: true for an open ULPDU or queued FPDUs that are not held.
+ */
+bool mpa_tx_unsent(const struct mpa_conn *c)
+{
+	return c->tx_open || (mpa_tx_pending(c) && !c->tx_held);
 }
 
 /**
