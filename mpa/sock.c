@@ -377,6 +377,29 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 	return ret;
 }
 
+/*
+ * After a reject the plain stream goes on right behind the Reply
+ * (R-7.1.2-7): until TCP has taken the whole Reply, a send waits for it
+ * (SO_SNDTIMEO, then EAGAIN; EAGAIN at once when not blocking) and poll
+ * reports no EPOLLOUT. The Reply's rest goes from the work as TCP makes
+ * room (mpa_write_space()), and from here.
+ */
+static int mpa_reply_wait(struct mpa_conn *c, int flags)
+{
+	struct sock *sk = c->sk;
+	long timeo;
+	int ret;
+
+	if (mpa_startup_finished(c))
+		return 0;
+	lock_sock(sk);
+	timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
+	mpa_startup_push(c);
+	ret = mpa_startup_wait(c, &timeo, mpa_startup_finished);
+	release_sock(sk);
+	return ret == -EINTR ? sock_intr_errno(timeo) : ret;
+}
+
 static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 {
 	struct mpa_conn *c = mpa_conn(sk);
@@ -387,6 +410,11 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 		ret = mpa_tx_sendmsg(c, msg, size);
 		release_sock(sk);
 		return ret;
+	}
+	if (mpa_conn_state(c) == MPA_STATE_REJECTED) {
+		ret = mpa_reply_wait(c, msg->msg_flags);
+		if (ret)
+			return ret;
 	}
 	ret = mpa_stream_errno(c);
 	return ret ?: c->sk_proto->sendmsg(sk, msg, size);
@@ -527,6 +555,11 @@ static __poll_t mpa_poll(struct file *file, struct socket *sock,
 	case MPA_STATE_REQUEST_RECEIVED:
 		mask &= ~(EPOLLOUT | EPOLLWRNORM);
 		mask |= EPOLLIN | EPOLLRDNORM;
+		break;
+	case MPA_STATE_REJECTED:
+		/* the stream goes on behind the whole Reply only */
+		if (!mpa_startup_finished(c))
+			mask &= ~(EPOLLOUT | EPOLLWRNORM);
 		break;
 	}
 	return mask;
