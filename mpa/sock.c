@@ -491,6 +491,9 @@ static void mpa_shutdown(struct sock *sk, int how)
 			return;
 		}
 	}
+	/* held FPDUs could only follow the FIN: they go now, as on close */
+	if (how & SEND_SHUTDOWN)
+		mpa_tx_release(c);
 	c->sk_proto->shutdown(sk, how);
 }
 
