@@ -18,6 +18,13 @@
  *   misc       odd cases: nothing listening, Rev 2 both ways, C=0 without
  *              the administrator's leave, many connections at once
  *   unload     rmmod mpa_echo with connections open in every phase
+ *   closing    the module releases a socket whose FPDUs wait in MPA for a
+ *              peer that does not read: sock_release() returns at once, and
+ *              the peer then gets every ULPDU and a FIN (an error closes
+ *              it), or a reset (rmmod: SO_LINGER 0)
+ *   flood      the module closes connections, in the startup phase and in
+ *              Full Operation (copy mode, mpa_kresume()), while raw peers
+ *              flood them; then mpa itself unloads
  *
  * Each test loads the module with its own parameters (modprobe) and unloads
  * it afterwards; the module shows its connections in
@@ -26,10 +33,13 @@
  */
 #include <arpa/inet.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -331,8 +341,12 @@ static int ke_wait_num(int fd, int id, const char *key, long long min,
 
 /* Userspace ends */
 
-/* A TCP connection to the module's listener (with TCP_MAXSEG @mss). */
-static int ke_tcp(int family, int mss, int sndbuf)
+/*
+ * A TCP connection to the module's listener (with TCP_MAXSEG @mss, and
+ * SO_SNDBUF @sndbuf and SO_RCVBUF @rcvbuf unless 0, all from before the
+ * handshake).
+ */
+static int ke_tcp2(int family, int mss, int sndbuf, int rcvbuf)
 {
 	struct sockaddr_storage ss = {};
 	socklen_t len;
@@ -359,11 +373,18 @@ static int ke_tcp(int family, int mss, int sndbuf)
 	if ((mss && setsockopt(fd, SOL_TCP, TCP_MAXSEG, &mss, sizeof(mss))) ||
 	    (sndbuf && setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf,
 				  sizeof(sndbuf))) ||
+	    (rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				  sizeof(rcvbuf))) ||
 	    connect(fd, (struct sockaddr *)&ss, len)) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int ke_tcp(int family, int mss, int sndbuf)
+{
+	return ke_tcp2(family, mss, sndbuf, 0);
 }
 
 /* Configure @fd as an Initiator with Markers @m and CRC @crc. */
@@ -1636,6 +1657,425 @@ TEST_F_TIMEOUT(misc, concurrent, 300)
  * pages; our ends see end of file or a reset, the module is gone, and the
  * kernel log stays clean (the runner checks that).
  */
+/*
+ * closing: FPDUs wait in MPA's queue, not in TCP's, when the module
+ * releases the socket: TCP_NOTSENT_LOWAT (the namespace's sysctl, which
+ * kernel sockets follow) stops TCP early, and our small receive buffer
+ * makes it build small segments, so that it stops inside an FPDU.
+ */
+#define KE_LOWAT_SYSCTL	"/proc/sys/net/ipv4/tcp_notsent_lowat"
+
+FIXTURE(closing)
+{
+	int fd, lfd;
+	char lowat[32];
+	uint8_t *buf, *exp;
+};
+
+FIXTURE_SETUP(closing)
+{
+	FILE *f;
+
+	signal(SIGPIPE, SIG_IGN);
+	self->fd = self->lfd = -1;
+	self->buf = malloc(T_FPDU_MAX);
+	self->exp = malloc(T_FPDU_MAX);
+	ASSERT_NE(NULL, self->buf);
+	ASSERT_NE(NULL, self->exp);
+	f = fopen(KE_LOWAT_SYSCTL, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(self->lowat, sizeof(self->lowat), f));
+	fclose(f);
+	ASSERT_EQ(0, ke_sh("echo 16384 > " KE_LOWAT_SYSCTL));
+}
+
+/* In the parent, whatever happened to the test (self is shared) */
+FIXTURE_TEARDOWN_PARENT(closing)
+{
+	FILE *f = fopen(KE_LOWAT_SYSCTL, "w");
+
+	if (f) {
+		fputs(self->lowat[0] ? self->lowat : "4294967295\n", f);
+		fclose(f);
+	}
+	ke_restore();
+}
+
+/* Read raw octets until @n are there, or @ms pass: how many there are. */
+static size_t closing_fill(int fd, uint8_t *buf, size_t have, size_t n,
+			   int ms)
+{
+	ssize_t r = t_read(fd, buf + have, n - have, ms);
+
+	return have + (r > 0 ? r : 0);
+}
+
+/*
+ * The module's Initiator sends 64768-octet ULPDUs to our raw Responder,
+ * which reads none of them, until its sends stop; then our FPDU with a bad
+ * CRC has its error callback close: sock_release() from its work item.
+ * It must return (released=1) without our reading anything, and then we
+ * read every ULPDU the module sent, intact, and a FIN.
+ */
+TEST_F_TIMEOUT(closing, queued_error, 120)
+{
+	size_t rep_len, len, have = 0, k, nsent;
+	uint8_t fr[T_FRAME_MAX], ulpdu[100];
+	static uint8_t want[MPA_MAX_ULPDU];
+	struct sockaddr_storage addr;
+	struct t_fpdu_dec d;
+	struct ke_info ki;
+	int small = 4096, ret;
+	char why[128];
+	socklen_t alen;
+	uint64_t seed = 4242;
+
+	ASSERT_EQ(0, ke_load("port=0"));
+	self->lfd = mpa_listener(AF_INET, &addr, &alen);
+	ASSERT_LE(0, self->lfd);
+	ASSERT_EQ(0, setsockopt(self->lfd, SOL_SOCKET, SO_RCVBUF, &small,
+				sizeof(small)));
+	ASSERT_EQ(0, ke_connect("127.0.0.1 %u sizes=64768 repeat=50 seed=%llu",
+				ntohs(((struct sockaddr_in *)&addr)->sin_port),
+				(unsigned long long)seed));
+	self->fd = accept(self->lfd, NULL, NULL);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(T_HDR + strlen(KE_INIT_PD),
+		  t_read(self->fd, fr, T_HDR + strlen(KE_INIT_PD), KE_WAIT));
+	rep_len = t_frame(fr, true, T_C, 1, NULL, 0);
+	ASSERT_EQ((ssize_t)rep_len, t_send(self->fd, fr, rep_len));
+	/* its sends stop: TCP has no room, MPA holds the rest */
+	ASSERT_WAIT(-1, 1, "send_eagain", 1, &ki);
+	nsent = ke_num(&ki, "tx");
+	TH_LOG("the module's sends stopped: %s", ki.line);
+
+	t_fill(ulpdu, sizeof(ulpdu), 1);
+	len = t_fpdu_encode(self->buf, 0, false, ulpdu, sizeof(ulpdu), NULL);
+	self->buf[len - 1] ^= 1;
+	ASSERT_EQ((ssize_t)len, t_send(self->fd, self->buf, len));
+	ASSERT_WAIT(-1, 1, "released", 1, &ki);
+	EXPECT_KE(&ki, "err_code", MPA_ERR_CRC);
+	nsent = ke_num(&ki, "tx");
+	ASSERT_LE(1, nsent);
+
+	/* every ULPDU it sent arrives intact, then the FIN */
+	ASSERT_EQ(0, t_set_timeo(self->fd, SO_RCVTIMEO, KE_WAIT));
+	for (k = 0; k < nsent; k++) {
+		for (;;) {
+			ret = t_fpdu_decode(self->buf, have, 0, false, true,
+					    self->exp, &d, why, sizeof(why));
+			if (ret)
+				break;
+			len = have;
+			have = closing_fill(self->fd, self->buf, have,
+					    have + 4096 > T_FPDU_MAX ?
+					    T_FPDU_MAX : have + 4096, KE_WAIT);
+			if (have == len)
+				break;
+		}
+		ASSERT_EQ(1, ret) TH_LOG("ULPDU %zu of %zu: %s (%zu octets)",
+					 k, nsent, why, have);
+		ASSERT_EQ(MPA_MAX_ULPDU, d.len);
+		t_fill(want, MPA_MAX_ULPDU, seed + k);
+		EXPECT_EQ(0, memcmp(want, self->exp, d.len))
+			TH_LOG("ULPDU %zu of %zu differs", k, nsent);
+		memmove(self->buf, self->buf + d.wire, have - d.wire);
+		have -= d.wire;
+	}
+	EXPECT_EQ(0, have);
+	EXPECT_EQ(0, recv(self->fd, self->buf, 1, 0))
+		TH_LOG("no FIN after %zu ULPDUs: errno %d", nsent, errno);
+}
+
+/*
+ * Our Initiator sends ULPDUs the module echoes, and reads none of the
+ * echoes, until the module's sends stop; then rmmod mpa_echo, which closes
+ * with SO_LINGER 0: it returns at once and we see a reset.
+ */
+TEST_F_TIMEOUT(closing, queued_unload, 120)
+{
+	char got[MPA_MAX_PRIVATE_DATA];
+	struct ke_info ki;
+	long end;
+	size_t k;
+	ssize_t r;
+	bool gone;
+
+	ASSERT_EQ(0, ke_load(""));
+	self->fd = ke_tcp2(AF_INET6, 0, 0, 4096);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ke_user_config(self->fd, 0, 1, KE_REQ_PD));
+	ASSERT_EQ(0, mpa_start(self->fd));
+	ASSERT_EQ((int)strlen(KE_ACCEPT_PD),
+		  mpa_peer_pd(self->fd, got, sizeof(got)));
+	t_fill(self->buf, MPA_MAX_ULPDU, 9);
+	ASSERT_EQ(0, t_nonblock(self->fd));
+	for (k = 0; k < 200; k++) {
+		r = send(self->fd, self->buf, MPA_MAX_ULPDU, MSG_NOSIGNAL);
+		if (r < 0) {
+			ASSERT_EQ(EAGAIN, errno);
+			if (!(t_poll(self->fd, POLLOUT, 300) & POLLOUT))
+				break;
+		}
+	}
+	ASSERT_WAIT(self->fd, -1, "send_eagain", 1, &ki);
+	TH_LOG("the module's sends stopped: %s", ki.line);
+
+	/* rmmod, in the background: it must not wait for us */
+	ASSERT_EQ(0, ke_sh("rmmod mpa_echo > /dev/null 2>&1 &"));
+	end = t_now_ms() + KE_WAIT;
+	while (ke_loaded() && t_now_ms() < end)
+		t_sleep_ms(20);
+	gone = !ke_loaded();
+	if (!gone) {
+		/* let it finish: take what it sends */
+		end = t_now_ms() + KE_WAIT;
+		while (ke_loaded() && t_now_ms() < end)
+			recv(self->fd, self->buf, T_FPDU_MAX, MSG_DONTWAIT);
+	}
+	EXPECT_TRUE(gone) TH_LOG("rmmod waited for the peer to read");
+	/* whole ULPDUs, then the reset */
+	ASSERT_EQ(0, t_blocking(self->fd));
+	while ((r = recv(self->fd, self->buf, T_FPDU_MAX, 0)) > 0)
+		ASSERT_EQ(MPA_MAX_ULPDU, r);
+	EXPECT_EQ(-1, r);
+	EXPECT_EQ(ECONNRESET, errno);
+}
+
+/*
+ * flood: the module closes connections while raw peers flood them. Each
+ * round a raw peer sends either junk for a Request (the module's error
+ * callback closes in the startup phase) or a Request and then FPDUs, one
+ * of them with a bad CRC (it closes in Full Operation, in copy mode: the
+ * module's receive buffer is small; slow_ms has it refuse each ULPDU once
+ * and take it with mpa_kresume() a millisecond later), and goes on
+ * flooding until the connection is reset. Then mpa_echo unloads, and mpa.
+ */
+#define F_ROUNDS	200
+#define F_WORKERS	2
+#define F_FPDUS		8
+
+struct f_flood {
+	pthread_t thr;
+	int fd;
+	int cpu;
+	const uint8_t *data;
+	size_t len;
+	size_t loop;
+	uint64_t seed;
+	size_t sent;
+	bool stop;
+};
+
+static void f_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *f_flood_run(void *arg)
+{
+	struct f_flood *f = arg;
+	size_t off = 0, n;
+	ssize_t r;
+
+	f_pin(f->cpu);
+	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
+		if (off == f->len)
+			off = f->loop;
+		n = 1 + t_rand64(&f->seed) % 8192;
+		if (n > f->len - off)
+			n = f->len - off;
+		r = send(f->fd, f->data + off, n, MSG_NOSIGNAL);
+		if (r < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			break;
+		}
+		off += r;
+		__atomic_add_fetch(&f->sent, r, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* The floods: a Request, FPDUs (one bad), good FPDUs again and again */
+static uint8_t *f_data;
+static size_t f_len, f_loop, f_bad_end;
+static uint8_t f_junk[4096];
+
+static void f_build(void)
+{
+	uint8_t *u = malloc(20000);
+	size_t k, n;
+
+	if (f_data || !u)
+		goto out;
+	f_data = malloc(T_FRAME_MAX + 2 * F_FPDUS * 20100);
+	if (!f_data)
+		goto out;
+	f_len = t_frame(f_data, false, T_C, 1, KE_REQ_PD, strlen(KE_REQ_PD));
+	for (k = 0; k < 2 * F_FPDUS; k++) {
+		n = 1000 + k * 1237 % 19000;
+		t_fill(u, n, k);
+		if (k == F_FPDUS)
+			f_loop = f_len;
+		n = t_fpdu_encode(f_data + f_len, 0, false, u, n, NULL);
+		if (k == F_FPDUS / 2) {
+			f_data[f_len + n - 1] ^= 0x20;
+			f_bad_end = f_len + n;
+		}
+		f_len += n;
+	}
+	t_fill(f_junk, sizeof(f_junk), 77);
+out:
+	free(u);
+}
+
+struct f_worker {
+	pthread_t thr;
+	int id;
+	unsigned int rounds;
+	uint64_t seed;
+	unsigned long done, junk, fails;
+	char why[200];
+};
+
+static void f_round(struct f_worker *w)
+{
+	struct f_flood f = { .cpu = w->id % 2, .seed = t_rand64(&w->seed) };
+	struct timeval tv = { .tv_usec = 200000 };
+	bool junk = t_rand64(&w->seed) % 4 == 0;
+	long end;
+
+	f.fd = ke_tcp(w->seed & 1 ? AF_INET6 : AF_INET, 0, 0);
+	if (f.fd < 0) {
+		if (!w->fails++)
+			snprintf(w->why, sizeof(w->why), "connect: %s",
+				 strerror(errno));
+		return;
+	}
+	setsockopt(f.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (junk) {
+		f.data = f_junk;
+		f.len = sizeof(f_junk);
+		f.loop = 0;
+	} else {
+		f.data = f_data;
+		f.len = f_len;
+		f.loop = f_loop;
+	}
+	if (pthread_create(&f.thr, NULL, f_flood_run, &f)) {
+		close(f.fd);
+		w->fails++;
+		return;
+	}
+	/* the module closes once it has the junk or the bad FPDU */
+	end = t_now_ms() + KE_WAIT;
+	while (!junk && __atomic_load_n(&f.sent, __ATOMIC_ACQUIRE) < f_bad_end &&
+	       t_now_ms() < end)
+		sched_yield();
+	pthread_join(f.thr, NULL);	/* it ends with the reset */
+	if (!junk && f.sent < f_bad_end && !w->fails++)
+		snprintf(w->why, sizeof(w->why),
+			 "the flood stopped after %zu octets", f.sent);
+	w->done++;
+	w->junk += junk;
+	mpa_close_abort(f.fd);
+}
+
+static void *f_worker_run(void *arg)
+{
+	struct f_worker *w = arg;
+	unsigned int k;
+
+	f_pin((w->id + 1) % 2);
+	for (k = 0; k < w->rounds; k++)
+		f_round(w);
+	return NULL;
+}
+
+static long f_mpa_refcnt(void)
+{
+	FILE *f = fopen("/sys/module/mpa/refcnt", "r");
+	long n = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+FIXTURE(flood)
+{
+};
+
+FIXTURE_SETUP(flood)
+{
+	signal(SIGPIPE, SIG_IGN);
+}
+
+FIXTURE_TEARDOWN_PARENT(flood)
+{
+	ke_restore();
+}
+
+TEST_F_TIMEOUT(flood, close_under_flood, 900)
+{
+	static struct f_worker w[F_WORKERS];
+	unsigned long done = 0, junk = 0;
+	long t0 = t_now_ms(), end, n;
+	struct ke_info ki;
+	int i, id;
+
+	f_build();
+	ASSERT_NE(NULL, f_data);
+	ASSERT_EQ(0, ke_load("sink=1 rcvbuf=4096 slow_ms=1"));
+	for (i = 0; i < F_WORKERS; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].id = i;
+		w[i].rounds = (F_ROUNDS + F_WORKERS - 1) / F_WORKERS;
+		w[i].seed = 31 + i;
+		ASSERT_EQ(0, pthread_create(&w[i].thr, NULL, f_worker_run,
+					    &w[i]));
+	}
+	for (i = 0; i < F_WORKERS; i++) {
+		pthread_join(w[i].thr, NULL);
+		done += w[i].done;
+		junk += w[i].junk;
+		EXPECT_EQ(0, w[i].fails)
+			TH_LOG("worker %d: %lu failures, the first: %s", i,
+			       w[i].fails, w[i].why);
+	}
+	EXPECT_LE(F_ROUNDS, done);
+	TH_LOG("%lu rounds (%lu with junk for a Request) in %ld ms", done,
+	       junk, t_now_ms() - t0);
+
+	/* the module heard of each error and released each socket */
+	ASSERT_EQ((int)done, ke_count());
+	for (id = 1; id <= (int)done; id++) {
+		ASSERT_WAIT(-1, id, "released", 1, &ki);
+		EXPECT_LE(MPA_ERR_TCP_CLOSED, ke_num(&ki, "err_code"))
+			TH_LOG("%s", ki.line);
+		EXPECT_KE(&ki, "kerr", 0);
+	}
+
+	/* then the modules go, mpa too, and mpa comes back */
+	ASSERT_EQ(0, ke_unload());
+	end = t_now_ms() + 120000;
+	while ((n = f_mpa_refcnt()) > 0 && t_now_ms() < end)
+		t_sleep_ms(20);
+	ASSERT_EQ(0, n) TH_LOG("mpa still has %ld users", n);
+	ASSERT_EQ(0, syscall(SYS_delete_module, "mpa", O_NONBLOCK))
+		TH_LOG("delete_module: %s", strerror(errno));
+	ASSERT_EQ(0, ke_sh("modprobe mpa"));
+	EXPECT_EQ(0, f_mpa_refcnt());
+}
+
 FIXTURE(unload)
 {
 	int fd[4];
