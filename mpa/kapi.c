@@ -236,11 +236,16 @@ static void mpa_kconfigure(struct mpa_conn *c, const struct mpa_kparams *p)
  * background (after sock_no_linger(), a reset instead).
  *
  * Context: process context, the socket not locked.
+ * The socket must be MPA's alone: -EBUSY if its sk_user_data is set (it is
+ * another kernel user's, or has a psock: it is in a sockmap), it is in
+ * TCP_REPAIR mode, or its sk_prot or proto_ops are not TCP's own. MPA
+ * makes it SO_OOBINLINE: a peer's urgent octet is a stream octet.
+ *
  * Return: the connection, or an ERR_PTR(): -EINVAL for bad arguments,
  * -EMSGSIZE for too much Private Data, -EPERM for C=0 without the
  * administrator's leave, -ENOTCONN if @sock is not connected, -EEXIST if
- * it has a ULP already. On error the socket is unchanged, or, if MPA got
- * attached, in the plain-stream state.
+ * it has a ULP already, -EBUSY (above). On error the socket is unchanged,
+ * or, if MPA got attached, in the plain-stream state.
  */
 struct mpa_conn *mpa_kattach(struct socket *sock,
 			     const struct mpa_kparams *params,

@@ -20,6 +20,7 @@ static int __init mpa_init(void)
 {
 	int ret;
 
+	mpa_sock_init();
 	ret = mpa_net_init();
 	if (ret)
 		return ret;

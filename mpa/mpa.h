@@ -12,6 +12,7 @@ extern struct tcp_ulp_ops mpa_ulp_ops;
 
 int mpa_ulp_register(void);
 void mpa_ulp_unregister(void);
+void mpa_sock_init(void);
 int mpa_sock_attach(struct sock *sk);
 
 #endif /* _MPA_H */

@@ -9,6 +9,7 @@
 #include <linux/poll.h>
 #include <linux/sockios.h>
 #include <net/inet_common.h>
+#include <net/transp_v6.h>
 #include <asm/ioctls.h>
 #include <net/tcp.h>
 
@@ -22,11 +23,22 @@ enum {
 	MPA_NUM_FAMILIES,
 };
 
+/*
+ * MPA's tables, copies of TCP's with MPA's calls put in (not const: built at
+ * run time, as net/tls does). A published table is never written again:
+ * every MPA socket of the family points at it for its whole life.
+ *
+ * IPv4's are built at module load from tcp_prot and inet_stream_ops. For
+ * IPv6, tcpv6_prot is exported (GPL) but inet6_stream_ops is not: the
+ * proto_ops table is built from the first TCPv6 socket attached whose
+ * sk_prot is tcpv6_prot (no sockmap, no other ULP: those replace sk_prot)
+ * and whose ops are TCP's where IPv4 and IPv6 share them (see
+ * mpa_plain_tcp_ops()). Every later IPv6 socket must have those very ops.
+ */
 static struct proto mpa_prots[MPA_NUM_FAMILIES];
-/* Not const: copies of TCP's tables, built at run time as net/tls does */
 static struct proto_ops mpa_proto_ops[MPA_NUM_FAMILIES];
-/* The TCP struct proto each table was built from (read without the mutex) */
-static const struct proto *mpa_base_prot[MPA_NUM_FAMILIES];
+/* The TCP proto_ops each table was built from, once it was */
+static const struct proto_ops *mpa_base_ops[MPA_NUM_FAMILIES];
 static DEFINE_MUTEX(mpa_prot_mutex);
 
 static bool mpa_nonblock(const struct sock *sk)
@@ -621,34 +633,95 @@ static void mpa_build_proto_ops(struct proto_ops *ops, const struct proto_ops *b
 }
 
 /*
- * Build the family's tables from the socket's own (TCP's) the first time,
- * and again should the socket's base differ: tcpv6_prot and
- * inet6_stream_ops are not available to modules by name.
+ * Are @ops TCP's own, for @family? IPv6 TCP shares most of its calls with
+ * IPv4's inet_stream_ops; a table that replaced any of those (another
+ * ULP's, MPA's own) is not TCP's.
  */
-static int mpa_sock_family(struct sock *sk)
+static bool mpa_plain_tcp_ops(const struct proto_ops *ops, int family)
 {
-	int f = sk->sk_family == AF_INET6 ? MPA_V6 : MPA_V4;
+	const struct proto_ops *v4 = &inet_stream_ops;
+
+	return ops->family == family &&
+	       ops->poll == v4->poll &&
+	       ops->setsockopt == v4->setsockopt &&
+	       ops->getsockopt == v4->getsockopt &&
+	       ops->shutdown == v4->shutdown &&
+	       ops->splice_read == v4->splice_read &&
+	       ops->read_sock == v4->read_sock &&
+	       ops->read_skb == v4->read_skb &&
+	       ops->sendmsg_locked == v4->sendmsg_locked &&
+	       ops->mmap == v4->mmap &&
+	       ops->set_rcvlowat == v4->set_rcvlowat;
+}
+
+/**
+ * mpa_sock_init() - build the IPv4 tables and the IPv6 struct proto
+ *
+ * Called once at module load, before the ULP is registered.
+ */
+void mpa_sock_init(void)
+{
+	mpa_build_proto(&mpa_prots[MPA_V4], &tcp_prot);
+	mpa_build_proto_ops(&mpa_proto_ops[MPA_V4], &inet_stream_ops);
+	mpa_base_ops[MPA_V4] = &inet_stream_ops;
+#if IS_ENABLED(CONFIG_IPV6)
+	mpa_build_proto(&mpa_prots[MPA_V6], &tcpv6_prot);
+#endif
+}
+
+#if IS_ENABLED(CONFIG_IPV6)
+/* Are @ops IPv6's TCP proto_ops? The first such ops build MPA's table. */
+static bool mpa_sock_v6_ops(const struct proto_ops *ops)
+{
+	const struct proto_ops *base;
 
 	/* Pairs with the release below: a table is complete once seen. */
-	if (sk->sk_prot != smp_load_acquire(&mpa_base_prot[f])) {
+	base = smp_load_acquire(&mpa_base_ops[MPA_V6]);
+	if (!base) {
 		mutex_lock(&mpa_prot_mutex);
-		if (sk->sk_prot != mpa_base_prot[f]) {
-			mpa_build_proto(&mpa_prots[f], sk->sk_prot);
-			mpa_build_proto_ops(&mpa_proto_ops[f],
-					    sk->sk_socket->ops);
-			/* Publish the tables after they are written. */
-			smp_store_release(&mpa_base_prot[f], sk->sk_prot);
+		base = mpa_base_ops[MPA_V6];
+		if (!base && mpa_plain_tcp_ops(ops, PF_INET6)) {
+			mpa_build_proto_ops(&mpa_proto_ops[MPA_V6], ops);
+			base = ops;
+			/* Publish the table after it is written. */
+			smp_store_release(&mpa_base_ops[MPA_V6], base);
 		}
 		mutex_unlock(&mpa_prot_mutex);
 	}
-	return f;
+	return ops == base;
+}
+#endif
+
+/*
+ * The family's tables for @sk, if @sk is a plain TCP socket of that family:
+ * sk_prot TCP's own (a socket in a sockmap or sockhash has the sockmap's,
+ * one with another ULP that ULP's) and its ops TCP's.
+ *
+ * Return: MPA_V4, MPA_V6 or -EBUSY.
+ */
+static int mpa_sock_family(struct sock *sk)
+{
+	const struct proto_ops *ops = sk->sk_socket->ops;
+
+	if (sk->sk_family == AF_INET)
+		return sk->sk_prot == &tcp_prot && ops == &inet_stream_ops ?
+		       MPA_V4 : -EBUSY;
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6 && sk->sk_prot == &tcpv6_prot)
+		return mpa_sock_v6_ops(ops) ? MPA_V6 : -EBUSY;
+#endif
+	return -EBUSY;
 }
 
 /**
  * mpa_sock_attach() - make a TCP socket an MPA socket
  * @sk: a connected TCP socket, locked
  *
- * Return: 0, -ENOTCONN or -ENOMEM.
+ * The socket must be MPA's alone: not in a sockmap or sockhash (a psock),
+ * no other kernel user's (sk_user_data), not in repair mode, and with
+ * TCP's own struct proto and proto_ops, which MPA replaces by its own.
+ *
+ * Return: 0, -ENOTCONN, -EBUSY or -ENOMEM.
  */
 int mpa_sock_attach(struct sock *sk)
 {
@@ -661,8 +734,13 @@ int mpa_sock_attach(struct sock *sk)
 	 */
 	if (sk->sk_state != TCP_ESTABLISHED || !sk->sk_socket)
 		return -ENOTCONN;
-
+	/* A psock lives in sk_user_data too. */
+	if (READ_ONCE(sk->sk_user_data) || tcp_sk(sk)->repair)
+		return -EBUSY;
 	f = mpa_sock_family(sk);
+	if (f < 0)
+		return f;
+
 	c = mpa_conn_create(sk, sk->sk_allocation);
 	if (!c)
 		return -ENOMEM;

@@ -218,6 +218,18 @@ static void kapi_attach_args(struct kunit *test)
 	/* none of it attached MPA */
 	KUNIT_EXPECT_NULL(test, inet_csk(pair->client->sk)->icsk_ulp_ops);
 
+	/* a socket in another kernel user's hands is not MPA's to have */
+	write_lock_bh(&pair->client->sk->sk_callback_lock);
+	rcu_assign_sk_user_data(pair->client->sk, test);
+	write_unlock_bh(&pair->client->sk->sk_callback_lock);
+	KUNIT_EXPECT_EQ(test, -EBUSY,
+			PTR_ERR(mpa_kattach(pair->client, &kapi_initiator,
+					    &kapi_ops, NULL)));
+	KUNIT_EXPECT_NULL(test, inet_csk(pair->client->sk)->icsk_ulp_ops);
+	write_lock_bh(&pair->client->sk->sk_callback_lock);
+	rcu_assign_sk_user_data(pair->client->sk, NULL);
+	write_unlock_bh(&pair->client->sk->sk_callback_lock);
+
 	/* a listener is not a connection; a socket takes one ULP only */
 	KUNIT_EXPECT_EQ(test, -ENOTCONN,
 			PTR_ERR(mpa_kattach(pair->listener, &kapi_initiator,

@@ -94,6 +94,45 @@ static void mpa_ulp_attach_listener(struct kunit *test)
 	sock_release(sock);
 }
 
+static void mpa_test_set_user_data(struct sock *sk, void *data)
+{
+	write_lock_bh(&sk->sk_callback_lock);
+	rcu_assign_sk_user_data(sk, data);
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/*
+ * A socket whose sk_user_data is taken (an in-kernel user's, a psock) is
+ * not MPA's to have: EBUSY, the socket and the module untouched; free
+ * again, it attaches.
+ */
+static void mpa_test_attach_user_data(struct kunit *test, int family)
+{
+	struct mpa_test_pair *p = mpa_test_pair_new(test, family);
+	int refs = mpa_test_refs();
+
+	mpa_test_set_user_data(p->client->sk, test);
+	KUNIT_EXPECT_EQ(test, -EBUSY, mpa_test_attach(p->client));
+	KUNIT_EXPECT_NULL(test, inet_csk(p->client->sk)->icsk_ulp_ops);
+	KUNIT_EXPECT_NULL(test, mpa_conn(p->client->sk));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)test,
+			    READ_ONCE(p->client->sk->sk_user_data));
+	KUNIT_EXPECT_EQ(test, refs, mpa_test_refs());
+	mpa_test_set_user_data(p->client->sk, NULL);
+	KUNIT_EXPECT_EQ(test, 0, mpa_test_attach(p->client));
+	KUNIT_EXPECT_TRUE(test, mpa_test_attached(p->client));
+}
+
+static void mpa_ulp_attach_user_data_ipv4(struct kunit *test)
+{
+	mpa_test_attach_user_data(test, AF_INET);
+}
+
+static void mpa_ulp_attach_user_data_ipv6(struct kunit *test)
+{
+	mpa_test_attach_user_data(test, AF_INET6);
+}
+
 /* Closing an attached socket frees its MPA state and drops the module. */
 static void mpa_test_release_drops_ref(struct kunit *test, bool abort)
 {
@@ -135,6 +174,8 @@ static struct kunit_case mpa_ulp_cases[] = {
 	KUNIT_CASE(mpa_ulp_attach_twice),
 	KUNIT_CASE(mpa_ulp_attach_unconnected),
 	KUNIT_CASE(mpa_ulp_attach_listener),
+	KUNIT_CASE(mpa_ulp_attach_user_data_ipv4),
+	KUNIT_CASE(mpa_ulp_attach_user_data_ipv6),
 	KUNIT_CASE(mpa_ulp_close_abort),
 	KUNIT_CASE_SLOW(mpa_ulp_close_graceful),
 	{}
