@@ -99,6 +99,28 @@ int mpa_rxq_peek(struct sock *sk, u32 off, void *buf, u32 len)
 	return it.left ? -EAGAIN : 0;
 }
 
+/**
+ * mpa_rxq_consume() - take octets off TCP's receive queue
+ * @sk: the socket, locked, process context
+ * @n: how many, all of them queued
+ *
+ * MPA sockets are SO_OOBINLINE: an urgent octet is an ordinary octet of
+ * the stream. tcp_read_done() does not know the urgent mark, though: once
+ * the octets taken pass it, forget it as tcp_recvmsg() does, or TCP would
+ * report it (EPOLLPRI, SIOCATMARK) for ever and stay off its fast path.
+ */
+void mpa_rxq_consume(struct sock *sk, u32 n)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	tcp_read_done(sk, n);
+	if (unlikely(READ_ONCE(tp->urg_data)) &&
+	    after(tp->copied_seq, tp->urg_seq)) {
+		WRITE_ONCE(tp->urg_data, 0);
+		tcp_fast_path_check(sk);
+	}
+}
+
 /* Feed queued octets [@off, @off + @len) to a raw CRC register. */
 static u32 mpa_rxq_crc(struct sock *sk, u32 off, u32 len, u32 crc)
 {
@@ -258,7 +280,7 @@ static void mpa_rx_copyin(struct mpa_conn *c)
 
 		if (!n || mpa_rxq_peek(sk, 0, c->rx_cbuf + c->rx_cfill, n))
 			break;
-		tcp_read_done(sk, n);
+		mpa_rxq_consume(sk, n);
 		c->rx_cfill += n;
 		mpa_rx_probe(c);
 	}
@@ -308,7 +330,7 @@ static void mpa_rx_consume(struct mpa_conn *c)
 	const struct mpa_fpdu_layout *lo = &c->rx_lo;
 
 	if (lo->span > c->rx_cfill)
-		tcp_read_done(c->sk, lo->span - c->rx_cfill);
+		mpa_rxq_consume(c->sk, lo->span - c->rx_cfill);
 	c->stats.rx_fpdus++;
 	c->stats.rx_octets += lo->ulpdu_len;
 	c->stats.rx_markers += lo->nr_markers + lo->lead_marker;
@@ -337,7 +359,7 @@ bool mpa_rx_process(struct mpa_conn *c)
 	if (c->rx_err) {
 		/* Nothing after a bad FPDU is delivered: keep TCP flowing. */
 		if (tcp_inq(sk))
-			tcp_read_done(sk, tcp_inq(sk));
+			mpa_rxq_consume(sk, tcp_inq(sk));
 		return true;
 	}
 	for (;;) {

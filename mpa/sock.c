@@ -549,8 +549,15 @@ static __poll_t mpa_poll(struct file *file, struct socket *sock,
 	struct mpa_conn *c = mpa_conn(sock->sk);
 	__poll_t mask = tcp_poll(file, sock, wait);
 	struct sock *sk = sock->sk;
+	u8 state = mpa_conn_state(c);
 
-	switch (mpa_conn_state(c)) {
+	/*
+	 * MPA carries no urgent data: once it frames the stream, TCP's
+	 * urgent mark (an ordinary octet to MPA) means nothing to the reader.
+	 */
+	if (state != MPA_STATE_STREAMING && state != MPA_STATE_REJECTED)
+		mask &= ~EPOLLPRI;
+	switch (state) {
 	case MPA_STATE_FULL:
 		/*
 		 * Readable: a whole FPDU or a receive error (which may have
@@ -608,6 +615,28 @@ static void mpa_close(struct sock *sk, long timeout)
 	c->sk_proto->close(sk, timeout);
 }
 
+/*
+ * SOL_SOCKET options reach us (SOCK_CUSTOM_SOCKOPT) so that SO_OOBINLINE
+ * stays on: MPA has no urgent data, an urgent octet is a stream octet.
+ */
+static int mpa_sock_setsockopt(struct socket *sock, int level, int optname,
+			       sockptr_t optval, unsigned int optlen)
+{
+	struct mpa_conn *c = mpa_conn(sock->sk);
+	int val;
+
+	if (level != SOL_SOCKET)
+		return c->sk_ops->setsockopt(sock, level, optname, optval,
+					     optlen);
+	if (optname == SO_OOBINLINE && optlen >= sizeof(val)) {
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+		if (!val)
+			return -EOPNOTSUPP;
+	}
+	return sock_setsockopt(sock, level, optname, optval, optlen);
+}
+
 static void mpa_build_proto(struct proto *prot, const struct proto *base)
 {
 	*prot = *base;
@@ -630,6 +659,7 @@ static void mpa_build_proto_ops(struct proto_ops *ops, const struct proto_ops *b
 	ops->splice_read = mpa_splice_read;
 	ops->read_sock = mpa_read_sock;
 	ops->mmap = mpa_mmap;
+	ops->setsockopt = mpa_sock_setsockopt;
 }
 
 /*
@@ -745,6 +775,13 @@ int mpa_sock_attach(struct sock *sk)
 	if (!c)
 		return -ENOMEM;
 	c->sk_ops = sk->sk_socket->ops;
+	/*
+	 * MPA carries no urgent data: a peer's urgent octet is an ordinary
+	 * octet of the stream, which the framing then judges. TCP must
+	 * neither hide it nor stop counting queued octets at it.
+	 */
+	sock_set_flag(sk, SOCK_URGINLINE);
+	set_bit(SOCK_CUSTOM_SOCKOPT, &sk->sk_socket->flags);
 	WRITE_ONCE(sk->sk_prot, &mpa_prots[f]);
 	WRITE_ONCE(sk->sk_socket->ops, &mpa_proto_ops[f]);
 	return 0;

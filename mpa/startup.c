@@ -166,7 +166,7 @@ static void mpa_startup_rx(struct mpa_conn *c)
 					      true);
 				return;
 			}
-			tcp_read_done(sk, need);
+			mpa_rxq_consume(sk, need);
 			/* SeqStart of the peer's direction (ambiguity A7) */
 			c->rx_seq_start = tcp_sk(sk)->copied_seq;
 			c->stats.startup_octets_rx += need;

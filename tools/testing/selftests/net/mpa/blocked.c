@@ -6,7 +6,8 @@
  *   blocked  In FULL state splice() both ways, sendfile(), MSG_ZEROCOPY,
  *            MSG_OOB, TCP_ZEROCOPY_RECEIVE, mmap() and SIOCOUTQ fail with
  *            EOPNOTSUPP; in STREAMING and REJECTED state they reach TCP
- *            unchanged and work as on any TCP socket.
+ *            unchanged and work as on any TCP socket (an SO_OOBINLINE
+ *            one: urgent data comes inline).
  *   startup  During the startup phase the stream operations fail with
  *            EINPROGRESS.
  * In every state sockmap and sockhash insertion (raw bpf(2)), the
@@ -192,13 +193,21 @@ static void zerocopy(struct __test_metadata *_metadata, struct b_ctx *c)
 
 static void oob_send(struct __test_metadata *_metadata, struct b_ctx *c)
 {
-	int err = refused(c);
+	int err = refused(c), inline_peer = 0;
+	socklen_t len = sizeof(inline_peer);
 	char buf[16];
 	ssize_t r;
 
+	/* an MPA peer (the rejected variant's) is SO_OOBINLINE */
+	ASSERT_EQ(0, getsockopt(c->peer, SOL_SOCKET, SO_OOBINLINE,
+				&inline_peer, &len));
 	r = send(c->fd, "ab", 2, MSG_OOB | MSG_NOSIGNAL);
 	if (err) {
 		expect_err(_metadata, r, err);
+	} else if (inline_peer) {
+		EXPECT_EQ(2, r);
+		EXPECT_EQ(2, t_read(c->peer, buf, 2, T_WAIT));
+		EXPECT_BYTES("ab", buf, 2);
 	} else {
 		/* TCP: "a" in band, "b" the urgent octet. */
 		EXPECT_EQ(2, r);
@@ -231,10 +240,13 @@ static void oob_recv(struct __test_metadata *_metadata, struct b_ctx *c)
 			EXPECT_BYTES("ulpdu", buf, 5);
 		}
 	} else {
-		EXPECT_EQ(1, r);
-		EXPECT_EQ('y', buf[0]);
-		EXPECT_EQ(1, recv(c->fd, buf, sizeof(buf), 0));
-		EXPECT_EQ('x', buf[0]);
+		/*
+		 * SO_OOBINLINE since MPA was attached (mpa.rst, "Urgent
+		 * data"): nothing out of band, the urgent "y" comes inline.
+		 */
+		expect_err(_metadata, r, EINVAL);
+		EXPECT_EQ(2, t_read(c->fd, buf, 2, T_WAIT));
+		EXPECT_BYTES("xy", buf, 2);
 	}
 	still_works(_metadata, c);
 }
