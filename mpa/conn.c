@@ -236,9 +236,9 @@ static void mpa_conn_work(struct work_struct *work)
 	struct sock *sk = c->sk;
 
 	lock_sock(sk);
+	/* unless the timer was started again meanwhile (REQUEST_RECEIVED) */
 	if (test_and_clear_bit(MPA_EV_TIMEOUT, &c->events) &&
-	    (mpa_conn_state(c) == MPA_STATE_AWAIT_REQUEST ||
-	     mpa_conn_state(c) == MPA_STATE_AWAIT_REPLY))
+	    mpa_conn_in_startup(c) && !timer_pending(&c->timer))
 		/* R-7.1.2-21, R-7.1.2-25 */
 		mpa_conn_fail(c, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT,
 			      ETIMEDOUT, true);
@@ -294,7 +294,8 @@ void mpa_conn_wake(struct mpa_conn *c)
 void mpa_conn_set_state(struct mpa_conn *c, u8 state)
 {
 	WRITE_ONCE(c->state, state);
-	if (state != MPA_STATE_AWAIT_REQUEST && state != MPA_STATE_AWAIT_REPLY)
+	/* the startup timeout runs until the startup is over */
+	if (!mpa_conn_in_startup(c))
 		timer_delete(&c->timer);
 	mpa_conn_wake(c);
 	if (state == MPA_STATE_FULL)

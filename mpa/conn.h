@@ -77,7 +77,7 @@ enum {
  *	by poll
  * @role: MPA_ROLE_INITIATOR or MPA_ROLE_RESPONDER, 0 until set
  * @policy: local startup choices (M, C, revision, Rev 2 block)
- * @timeout_ms: startup timeout
+ * @timeout_ms: startup timeout, 0 for none
  * @local_pd: Initiator: the Request's Private Data
  * @local_pd_len: its length
  * @peer: the Request or Reply received, once parsed; @peer.pd points into
@@ -88,6 +88,8 @@ enum {
  * @tx_len: its length
  * @tx_sent: how much of it TCP has taken
  * @close_after_tx: close TCP once @tx_frame is out (Appendix C.2.1)
+ * @refused_after_tx: a Responder that rejected the Request itself sets the
+ *	socket's error (ECONNREFUSED) once @tx_frame is out
  * @neg: Responder: the negotiation of the Request, for the Reply
  * @params: what Full Operation runs with
  * @tx_seq_start: TCP sequence number of the first octet we send in Full
@@ -154,6 +156,7 @@ struct mpa_conn {
 	u16 tx_len;
 	u16 tx_sent;
 	bool close_after_tx;
+	bool refused_after_tx;
 	struct mpa_negotiation neg;
 
 	struct mpa_params params;

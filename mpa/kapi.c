@@ -77,15 +77,21 @@ static void mpa_kreport_state(struct mpa_conn *c, u8 state)
 	case MPA_STATE_FULL:
 		if (initiator)
 			mpa_kreport_frame(c, false);
-		if (ops->established)
+		/* unless the reply callback refused it (mpa_kreject()) */
+		if (ops->established && mpa_conn_full(c))
 			ops->established(c, c->kpriv);
 		break;
 	case MPA_STATE_REJECTED:
-		/* a Responder rejected itself: nothing to tell it */
-		if (initiator) {
+		/*
+		 * A reject the consumer made (mpa_kreject()) is nothing to
+		 * tell it; the peer's reject, or MPA's own on a Responder's
+		 * behalf (no RTR type in common), has an errno.
+		 */
+		if (!c->err.errnum)
+			break;
+		if (initiator)
 			mpa_kreport_frame(c, false);
-			mpa_kreport_error(c);
-		}
+		mpa_kreport_error(c);
 		break;
 	case MPA_STATE_FAILED:
 		if (initiator && c->have_peer)
@@ -325,8 +331,12 @@ static int mpa_kanswer(struct mpa_conn *c, bool reject, const void *pd,
  * @pd: the Reply's Private Data (copied), or NULL
  * @pd_len: its length: at most 512 octets, 508 with Rev 2
  *
+ * The startup timeout (&mpa_kparams.timeout_ms) bounds how long the
+ * Request waits for its answer too.
+ *
  * Context: process context, from a callback or not.
- * Return: 0, -EINVAL when no Request waits for an answer, -EMSGSIZE.
+ * Return: 0, -EINVAL when no Request waits for an answer, -EMSGSIZE,
+ * -ETIMEDOUT when the answer came too late (&mpa_kops.error told it).
  */
 int mpa_kaccept(struct mpa_conn *c, const void *pd, u32 pd_len)
 {
@@ -335,17 +345,22 @@ int mpa_kaccept(struct mpa_conn *c, const void *pd, u32 pd_len)
 EXPORT_SYMBOL_GPL(mpa_kaccept);
 
 /**
- * mpa_kreject() - the Responder rejects the Request (R=1)
- * @c: the connection, after &mpa_kops.request
- * @pd: the Reply's Private Data (copied), or NULL
- * @pd_len: its length
+ * mpa_kreject() - reject the peer's Request (Responder) or Reply (Initiator)
+ * @c: the connection, after &mpa_kops.request or &mpa_kops.reply
+ * @pd: a Responder's Reply's Private Data (copied), or NULL
+ * @pd_len: its length; an Initiator sends nothing: 0
  *
- * MPA is left and TCP stays open (RFC 5044 7.1.2, R-7.1.2-13): the consumer
- * closes the socket when it likes. No callback follows on this side; the
- * Initiator's &mpa_kops.error reports the reject there.
+ * A Responder answers the Request with R=1 (R-7.1.2-5); an Initiator
+ * refuses the Reply's Private Data (R-7.1.2-13), from &mpa_kops.reply or
+ * later, as long as no FPDU went either way (then &mpa_kops.established
+ * does not follow). Either way MPA is left and TCP stays open (RFC 5044
+ * 7.1.2, R-7.1.2-7): the consumer closes the socket when it likes. No
+ * callback follows on this side; the Initiator's &mpa_kops.error reports
+ * a Responder's reject there.
  *
  * Context: process context, from a callback or not.
- * Return: 0, -EINVAL when no Request waits for an answer, -EMSGSIZE.
+ * Return: 0, -EINVAL when nothing waits for an answer (or Private Data
+ * from an Initiator), -EISCONN once FPDUs went, -EMSGSIZE.
  */
 int mpa_kreject(struct mpa_conn *c, const void *pd, u32 pd_len)
 {

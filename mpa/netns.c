@@ -165,6 +165,13 @@ void mpa_net_event(struct mpa_conn *c, enum mpa_net_event ev)
 		break;
 	case MPA_NET_REJECTED:
 		mn->rejected++;
+		/*
+		 * A Request MPA rejected itself (no RTR type in common) is
+		 * counted by its cause too, though the startup did not fail.
+		 */
+		if (reason != MPA_REASON_NONE && reason != MPA_REASON_REJECTED &&
+		    reason < MPA_REASON_COUNT)
+			mn->failures[reason]++;
 		break;
 	case MPA_NET_STARTUP_FAILED:
 		mn->startup_failed++;

@@ -56,7 +56,8 @@ static int mpa_startup_errno(const struct mpa_conn *c)
 	case MPA_STATE_FULL:
 		return 0;
 	case MPA_STATE_REJECTED:
-		return c->role == MPA_ROLE_INITIATOR ? -ECONNREFUSED : 0;
+		/* the peer's reject, or (Responder) its own on MPA's behalf */
+		return -c->err.errnum;
 	case MPA_STATE_FAILED:
 		return -c->err.errnum;
 	}
@@ -78,7 +79,19 @@ static int mpa_opt_start(struct mpa_conn *c)
 		if (ret)
 			return ret;
 	}
-	return mpa_startup_errno(c);
+	ret = mpa_startup_errno(c);
+	/*
+	 * A Responder that rejected the Request by itself: this call tells
+	 * of it, so the socket's error does not tell it again (it is set
+	 * once the Reply is out, or will not be now), as for connect().
+	 */
+	if (ret == -ECONNREFUSED && c->role == MPA_ROLE_RESPONDER) {
+		if (c->refused_after_tx)
+			c->refused_after_tx = false;
+		else if (READ_ONCE(c->sk->sk_err) == ECONNREFUSED)
+			WRITE_ONCE(c->sk->sk_err, 0);
+	}
+	return ret;
 }
 
 static int mpa_opt_answer(struct mpa_conn *c, bool reject, sockptr_t optval,
@@ -206,8 +219,7 @@ static int mpa_set_config(struct mpa_conn *c, int optname, sockptr_t optval,
 		pol->permissive = val;
 		return 0;
 	case MPA_TIMEOUT:
-		if (!val)
-			return -EINVAL;
+		/* 0: no limit, the application's own choice */
 		c->timeout_ms = val;
 		return 0;
 	}

@@ -32,6 +32,17 @@ static void mpa_enter_full(struct mpa_conn *c, const struct mpa_params *p)
 	mpa_conn_set_state(c, MPA_STATE_FULL);
 }
 
+/*
+ * (Re)start the startup timeout: for the peer's frame, and for a
+ * Responder's application judging the Request (R-7.1.2-25, requirements
+ * A24). MPA_TIMEOUT 0 sets none.
+ */
+static void mpa_startup_timer(struct mpa_conn *c)
+{
+	if (c->timeout_ms)
+		mod_timer(&c->timer, jiffies + msecs_to_jiffies(c->timeout_ms));
+}
+
 /**
  * mpa_startup_push() - send what is left of our startup frame
  * @c: the connection, socket locked, process context
@@ -66,6 +77,12 @@ void mpa_startup_push(struct mpa_conn *c)
 			continue;
 		/* SeqStart of our direction: the octet right behind the frame */
 		c->tx_seq_start = tcp_sk(sk)->write_seq;
+		if (c->refused_after_tx) {
+			/* told as a refused connect() is: SO_ERROR, EPOLLERR */
+			c->refused_after_tx = false;
+			WRITE_ONCE(sk->sk_err, c->err.errnum);
+			sk_error_report(sk);
+		}
 		if (c->close_after_tx) {
 			/* Appendix C.2.1: the Reply went out; now close. */
 			c->close_after_tx = false;
@@ -120,6 +137,29 @@ static void mpa_request_in(struct mpa_conn *c)
 	case MPA_NEG_ACCEPT:
 		/* The consumer judges the Private Data (ambiguity A24). */
 		mpa_conn_set_state(c, MPA_STATE_REQUEST_RECEIVED);
+		mpa_startup_timer(c);
+		break;
+	case MPA_NEG_REPLY_REJECT:
+		/*
+		 * A well-formed Request we cannot accept (no RTR type in
+		 * common): answer R=1 (R-7.1.2-5, R-7.1.2-18), leave MPA and
+		 * keep TCP open (R-7.1.2-7). Unlike a reject of its own, the
+		 * application hears of it: MPA_START fails with ECONNREFUSED.
+		 */
+		len = mpa_reply_build(&c->neg, true, NULL, 0, c->tx_frame,
+				      sizeof(c->tx_frame));
+		if (len < 0) {
+			mpa_conn_fail(c, MPA_ERR_STARTUP, c->neg.reason, EPROTO,
+				      true);
+			break;
+		}
+		c->err.code = MPA_ERR_NONE;
+		c->err.reason = c->neg.reason;
+		c->err.errnum = ECONNREFUSED;
+		/* a kernel consumer hears of it through its error callback */
+		c->refused_after_tx = !c->kops;
+		mpa_conn_set_state(c, MPA_STATE_REJECTED);
+		mpa_startup_send(c, len);
 		break;
 	case MPA_NEG_REPLY_CLOSE:
 		/* Appendix C.2.1: answer with what we speak, then close */
@@ -151,7 +191,8 @@ static void mpa_startup_rx(struct mpa_conn *c)
 	    !mpa_rxq_peek(sk, 0, c->rx_frame, MPA_FRAME_HDR_SIZE)) {
 		r = mpa_frame_parse_hdr(&f, c->rx_frame, mpa_core_role(c));
 		if (r != MPA_SR_OK) {
-			mpa_conn_fail(c, MPA_ERR_STARTUP, r, EPROTO, true);
+			mpa_conn_fail(c, mpa_startup_reason_code(r), r, EPROTO,
+				      true);
 			return;
 		}
 		/* A6: exactly 20 + PD_Length octets, PD_Length <= 512 */
@@ -162,8 +203,8 @@ static void mpa_startup_rx(struct mpa_conn *c)
 			r = mpa_frame_parse_pd(&f, c->rx_frame +
 						   MPA_FRAME_HDR_SIZE);
 			if (r != MPA_SR_OK) {
-				mpa_conn_fail(c, MPA_ERR_STARTUP, r, EPROTO,
-					      true);
+				mpa_conn_fail(c, mpa_startup_reason_code(r), r,
+					      EPROTO, true);
 				return;
 			}
 			mpa_rxq_consume(sk, need);
@@ -180,12 +221,19 @@ static void mpa_startup_rx(struct mpa_conn *c)
 		}
 	}
 
-	/* Incomplete: it never will be if the peer closed or reset. */
-	if (sk->sk_err || (sk->sk_shutdown & RCV_SHUTDOWN) ||
-	    sock_flag(sk, SOCK_DONE))
-		mpa_conn_fail(c, MPA_ERR_TCP_CLOSED,
-			      avail ? MPA_REASON_TRUNCATED :
-				      MPA_REASON_PEER_CLOSED,
+	/*
+	 * Incomplete: it never will be if the peer closed or reset. Nothing
+	 * of a frame is TCP closing (code 1); part of one is a frame cut
+	 * short, invalid like any other (code 4, requirements A6).
+	 */
+	if (!(sk->sk_err || (sk->sk_shutdown & RCV_SHUTDOWN) ||
+	      sock_flag(sk, SOCK_DONE)))
+		return;
+	if (avail)
+		mpa_conn_fail(c, mpa_startup_reason_code(MPA_SR_TRUNCATED),
+			      MPA_SR_TRUNCATED, EPROTO, true);
+	else
+		mpa_conn_fail(c, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
 			      ECONNRESET, true);
 }
 
@@ -252,7 +300,7 @@ int mpa_startup_start(struct mpa_conn *c)
 	if ((1 << c->sk->sk_state) & ~(TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))
 		return -ENOTCONN;
 
-	mod_timer(&c->timer, jiffies + msecs_to_jiffies(c->timeout_ms));
+	mpa_startup_timer(c);
 	if (c->role == MPA_ROLE_INITIATOR) {
 		mpa_request_frame(&c->policy, &req);
 		ret = mpa_frame_build(&req, c->local_pd, c->local_pd_len,
@@ -270,22 +318,51 @@ int mpa_startup_start(struct mpa_conn *c)
 	return 0;
 }
 
+/*
+ * The Initiator's application does not accept the Reply's Private Data:
+ * leave MPA and keep TCP open (R-7.1.2-13), as after a Reply with R=1.
+ * Only before any FPDU went either way: the Initiator's is the first
+ * (R-7.1.2-15), so until it sends one the stream behind the Reply is
+ * untouched. Nothing goes to the peer: MPA has no message for it.
+ */
+static int mpa_startup_refuse(struct mpa_conn *c)
+{
+	if (mpa_conn_state(c) != MPA_STATE_FULL)
+		return -EINVAL;
+	if (c->tx_pos || c->tx_open || c->stats.tx_fpdus ||
+	    c->rx_pos || c->rx_cfill || c->rx_err || c->stats.rx_fpdus)
+		return -EISCONN;
+	mpa_rx_release(c);
+	mpa_conn_set_state(c, MPA_STATE_REJECTED);
+	return 0;
+}
+
 /**
- * mpa_startup_answer() - the Responder accepts or rejects the Request
- * @c: the connection, socket locked, in %MPA_STATE_REQUEST_RECEIVED
- * @reject: reject (R=1): leave MPA and keep TCP open (R-7.1.2-7)
+ * mpa_startup_answer() - answer the peer's startup frame
+ * @c: the connection, socket locked
+ * @reject: reject: a Responder's Reply says R=1; either way MPA is left
+ *	and TCP stays open (R-7.1.2-7, R-7.1.2-13)
  * @pd: the Reply's Private Data
  * @pd_len: its length: up to 512 octets, 508 with Rev 2's IRD/ORD block
  *
- * Sends the Reply; accepting enters Full Operation.
+ * A Responder in %MPA_STATE_REQUEST_RECEIVED sends the Reply; accepting
+ * enters Full Operation. An Initiator may only reject, without Private
+ * Data, the Reply it got: in Full Operation, before the first FPDU.
  *
- * Return: 0, -EINVAL in another state, -EMSGSIZE for too much Private Data.
+ * Return: 0; -EINVAL in another state or for an Initiator's accept or
+ * Private Data; -EISCONN once FPDUs went; -EMSGSIZE for too much Private
+ * Data; a Responder whose startup failed meanwhile (the timeout) gets
+ * the failure's errno.
  */
 int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
 		       u32 pd_len)
 {
 	int len;
 
+	if (c->role == MPA_ROLE_INITIATOR)
+		return reject && !pd_len ? mpa_startup_refuse(c) : -EINVAL;
+	if (mpa_conn_state(c) == MPA_STATE_FAILED && c->have_peer)
+		return -c->err.errnum;
 	if (mpa_conn_state(c) != MPA_STATE_REQUEST_RECEIVED)
 		return -EINVAL;
 	if (pd_len > (c->neg.reply.enhanced ? MPA_V2_PRIVATE_DATA :

@@ -65,10 +65,12 @@ struct mpa_kparams {
  * struct mpa_kops - what MPA tells a kernel consumer
  * @request: Responder: a valid Request arrived. Judge its Private Data and
  *	answer with mpa_kaccept() or mpa_kreject(), here or later from any
- *	process context (the startup timeout does not run meanwhile)
+ *	process context, within the startup timeout (@timeout_ms, started
+ *	again when the Request arrived); else @error reports the timeout
  * @reply: Initiator: the Reply arrived (&mpa_frame_info.flags has
  *	%MPA_FRAME_REJECT if the Responder rejected); @established or
- *	@error follows
+ *	@error follows, unless mpa_kreject() here refuses the Reply's
+ *	Private Data
  * @established: Full Operation: ULPDUs may be sent (a Responder's are
  *	held until the Initiator's first valid FPDU arrived, R-7.1.2-15) and
  *	arrive. mpa_kresult() tells what was negotiated
@@ -77,7 +79,9 @@ struct mpa_kparams {
  *	to leave it queued: TCP's window closes, nothing is dropped, and
  *	@ulpdu is called with it again after mpa_kresume()
  * @error: the connection failed: a startup error (code 4, or 1 when TCP
- *	closed; the startup is over and TCP closed), a CRC (2) or Marker (3)
+ *	closed; the startup is over and TCP closed), a reject (code 0: the
+ *	peer's, or on a Responder MPA's own for want of a common RTR type;
+ *	TCP stays open), a CRC (2) or Marker (3)
  *	error (no more ULPDUs arrive; sending still works, e.g. for a
  *	Terminate), or a reset (1). Called once per error
  * @closed: the peer closed its half after its last whole ULPDU (a FIN at

@@ -519,12 +519,17 @@ struct mpa_policy {
  *	hand the Private Data to the ULP (R-7.1.2-13)
  * @MPA_NEG_REPLY_CLOSE: a Responder sends &mpa_negotiation.reply, then
  *	closes gracefully (Appendix C.2.1); the failure is code 4
+ * @MPA_NEG_REPLY_REJECT: a well-formed Request the Responder cannot accept
+ *	(no RTR type in common): it sends &mpa_negotiation.reply with R=1
+ *	(R-7.1.2-5) and leaves MPA, TCP open (R-7.1.2-7); no error code,
+ *	&mpa_negotiation.reason says why
  * @MPA_NEG_CLOSE: close now and report code 4
  */
 enum mpa_neg_action {
 	MPA_NEG_ACCEPT,
 	MPA_NEG_REJECTED,
 	MPA_NEG_REPLY_CLOSE,
+	MPA_NEG_REPLY_REJECT,
 	MPA_NEG_CLOSE,
 };
 
@@ -555,7 +560,8 @@ struct mpa_params {
 /**
  * struct mpa_negotiation - result of one side's negotiation
  * @action: what to do next
- * @reason: why, when @action is %MPA_NEG_REPLY_CLOSE or %MPA_NEG_CLOSE
+ * @reason: why, when @action is %MPA_NEG_REPLY_CLOSE, %MPA_NEG_REPLY_REJECT
+ *	or %MPA_NEG_CLOSE
  * @params: parameters for %MPA_NEG_ACCEPT (and for information otherwise)
  * @reply: Responder: the Reply to send, without its Private Data; the R
  *	bit is chosen by mpa_reply_build()

@@ -195,15 +195,21 @@ void mpa_negotiate_request(const struct mpa_policy *pol,
 		params->ird = rep->ird;
 		params->ord = rep->ord;
 		if (req->p2p) {
+			/* RFC 6581: A=1 in the Request needs A=1 back */
+			rep->p2p = true;
 			rtr = mpa_rtr_choose(req->rtr & pol->rtr);
 			if (!rtr) {
-				mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_NO_RTR);
+				/*
+				 * A well-formed Request we cannot accept:
+				 * a Reply with R=1 and no RTR type tells the
+				 * Initiator so (R-7.1.2-5, R-7.1.2-18).
+				 */
+				mpa_neg_fail(neg, MPA_NEG_REPLY_REJECT,
+					     MPA_SR_NO_RTR);
 				return;
 			}
-			/* RFC 6581: A=1 in the Request needs A=1 back */
 			params->p2p = true;
 			params->rtr = rtr;
-			rep->p2p = true;
 			rep->rtr = rtr;
 		}
 	}
@@ -220,6 +226,8 @@ EXPORT_SYMBOL_IF_KUNIT(mpa_negotiate_request);
  * @buf: output
  * @size: room at @buf
  *
+ * With %MPA_NEG_REPLY_REJECT the Reply says R=1 whatever @reject says.
+ *
  * Return: octets written, -EINVAL if @neg->action is %MPA_NEG_CLOSE (there
  * is no Reply to send), or an error of mpa_frame_build().
  */
@@ -230,7 +238,7 @@ int mpa_reply_build(const struct mpa_negotiation *neg, bool reject,
 
 	if (neg->action == MPA_NEG_CLOSE || neg->action == MPA_NEG_REJECTED)
 		return -EINVAL;
-	rep.r = reject;
+	rep.r = reject || neg->action == MPA_NEG_REPLY_REJECT;
 	return mpa_frame_build(&rep, pd, pd_len, buf, size);
 }
 EXPORT_SYMBOL_IF_KUNIT(mpa_reply_build);

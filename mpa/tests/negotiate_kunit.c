@@ -380,18 +380,50 @@ static void rtr_preference(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mpa_rtr_choose(v->offered), v->chosen);
 }
 
+/*
+ * No RTR type in common: the Responder rejects with a Reply, R=1, its
+ * IRD/ORD block and no RTR type (R-7.1.2-5, R-7.1.2-18), whatever its ULP
+ * would say; the Initiator sees a reject, not a close.
+ */
 static void rev2_no_common_rtr(struct kunit *test)
 {
 	struct mpa_frame req = { .rev = 2, .enhanced = true, .p2p = true,
-				 .rtr = MPA_RTR_SEND };
-	struct mpa_negotiation neg;
-	struct mpa_policy pol;
+				 .rtr = MPA_RTR_SEND, .ird = 3, .ord = 5 };
+	struct mpa_negotiation neg, ineg;
+	struct mpa_policy pol, ipol;
+	struct mpa_frame rep;
+	u8 buf[32];		/* the Reply: header and IRD/ORD block */
+	int n;
 
 	mpa_policy_default(&pol);
 	pol.rtr = MPA_RTR_WRITE | MPA_RTR_READ;
 	mpa_negotiate_request(&pol, &req, &neg);
-	KUNIT_EXPECT_EQ(test, neg.action, MPA_NEG_CLOSE);
+	KUNIT_EXPECT_EQ(test, neg.action, MPA_NEG_REPLY_REJECT);
 	KUNIT_EXPECT_EQ(test, neg.reason, MPA_SR_NO_RTR);
+	KUNIT_EXPECT_EQ(test, mpa_startup_reason_code(neg.reason),
+			MPA_ERR_STARTUP);
+
+	n = mpa_reply_build(&neg, false, NULL, 0, buf, sizeof(buf));
+	KUNIT_ASSERT_EQ(test, n, MPA_FRAME_HDR_SIZE + MPA_V2_BLOCK_SIZE);
+	KUNIT_ASSERT_EQ(test, mpa_frame_parse_hdr(&rep, buf, MPA_INITIATOR),
+			MPA_SR_OK);
+	KUNIT_ASSERT_EQ(test, mpa_frame_parse_pd(&rep, buf + 20), MPA_SR_OK);
+	KUNIT_EXPECT_TRUE(test, rep.r);
+	KUNIT_EXPECT_EQ(test, rep.rev, 2);
+	KUNIT_EXPECT_TRUE(test, rep.enhanced);
+	KUNIT_EXPECT_TRUE(test, rep.p2p);
+	KUNIT_EXPECT_EQ(test, rep.rtr, 0);
+	KUNIT_EXPECT_EQ(test, rep.ird, 5);	/* min(16, their ORD) */
+	KUNIT_EXPECT_EQ(test, rep.ord, 3);	/* min(16, their IRD) */
+
+	mpa_policy_default(&ipol);
+	ipol.rev = MPA_REVISION_2;
+	ipol.p2p = true;
+	ipol.rtr = MPA_RTR_SEND;
+	ipol.ird = 3;
+	ipol.ord = 5;
+	mpa_negotiate_reply(&ipol, &rep, &ineg);
+	KUNIT_EXPECT_EQ(test, ineg.action, MPA_NEG_REJECTED);
 }
 
 static void rev2_reply_checks(struct kunit *test)
@@ -703,7 +735,7 @@ static void revs_checked_first(struct kunit *test)
 	mpa_policy_default(&pol);
 	pol.rtr = MPA_RTR_WRITE;
 	mpa_negotiate_request(&pol, &req, &neg);
-	KUNIT_EXPECT_EQ(test, neg.action, MPA_NEG_CLOSE);
+	KUNIT_EXPECT_EQ(test, neg.action, MPA_NEG_REPLY_REJECT);
 	KUNIT_EXPECT_EQ(test, neg.reason, MPA_SR_NO_RTR);
 	pol.revs = REVS_BIT(1);
 	mpa_negotiate_request(&pol, &req, &neg);

@@ -155,9 +155,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mpa_frame_parse_hdr(&rep, rep_buf, MPA_INITIATOR) != MPA_SR_OK ||
 	    mpa_frame_parse_pd(&rep, rep_buf + MPA_FRAME_HDR_SIZE) != MPA_SR_OK)
 		abort();
+	/* a Request the Responder cannot accept is rejected, R=1, whatever */
 	if (rep.rev != neg.reply.rev || rep.m != neg.reply.m ||
 	    rep.c != neg.reply.c || rep.enhanced != neg.reply.enhanced ||
-	    rep.r != !!(p & 0x80000000))
+	    rep.r != (!!(p & 0x80000000) ||
+		      neg.action == MPA_NEG_REPLY_REJECT))
+		abort();
+	if (neg.action == MPA_NEG_REPLY_REJECT && neg.reason == MPA_SR_OK)
 		abort();
 	if (rep.enhanced && (rep.p2p != f.p2p || rep.ird > f.ord ||
 			     rep.ord > f.ird))

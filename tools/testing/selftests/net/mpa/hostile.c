@@ -173,17 +173,37 @@ TEST_F(hostile, reply_at_responder)
 			EPROTO, MPA_REASON_REPLY_AT_RESPONDER);
 }
 
-/* Rev 2 peer-to-peer with no RTR type the responder accepts. */
+/*
+ * Rev 2 peer-to-peer with no RTR type the Responder accepts: it answers
+ * with a Reply, R=1, its IRD/ORD block and no RTR type (R-7.1.2-18), and
+ * keeps TCP open (R-7.1.2-7).
+ */
 TEST_F(hostile, rev2_no_common_rtr)
 {
-	uint8_t req[T_HDR + 4];
+	uint8_t req[T_HDR + 4], rep[T_HDR + 4], exp[T_HDR + 4];
+	char buf[8];
 
 	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set_enh(self->mpa, 4, 4, 0, MPA_RTR_WRITE));
 	t_frame_v2(req, false, T_C, true, MPA_RTR_READ | MPA_RTR_SEND, 4, 4,
 		   NULL, 0);
-	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
-			EPROTO, MPA_REASON_NO_RTR);
+	ASSERT_EQ(sizeof(req), t_send(self->raw, req, sizeof(req)));
+	EXPECT_EQ(-1, mpa_start(self->mpa));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	EXPECT_MPA_STATE(self->mpa, MPA_STATE_REJECTED);
+	EXPECT_MPA_ERROR(self->mpa, MPA_ERR_NONE, MPA_REASON_NO_RTR,
+			 ECONNREFUSED);
+	ASSERT_EQ(sizeof(rep), t_read(self->raw, rep, sizeof(rep), T_WAIT));
+	t_frame_v2(exp, true, T_C | T_R, true, 0, 4, 4, NULL, 0);
+	EXPECT_BYTES(exp, rep, sizeof(rep));
+	/* no FIN: the plain stream flows both ways */
+	EXPECT_TRUE(t_nothing_pending(self->raw));
+	ASSERT_EQ(4, t_send(self->raw, "ping", 4));
+	EXPECT_EQ(4, t_read(self->mpa, buf, 4, T_WAIT));
+	EXPECT_BYTES("ping", buf, 4);
+	ASSERT_EQ(4, t_send(self->mpa, "pong", 4));
+	EXPECT_EQ(4, t_read(self->raw, buf, 4, T_WAIT));
+	EXPECT_BYTES("pong", buf, 4);
 }
 
 /* The non-blocking face of the same: EPOLLERR, SO_ERROR, MPA_ERROR. */
@@ -218,10 +238,10 @@ TEST_F(hostile, pd_length_lie_fin)
 	p.wr_len = sizeof(req);
 	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
 	EXPECT_EQ(-1, mpa_start(self->mpa));
-	EXPECT_EQ(ECONNRESET, errno);
+	EXPECT_EQ(EPROTO, errno);
 	pthread_join(t, NULL);
-	check_failed(_metadata, self->mpa, MPA_ERR_TCP_CLOSED,
-		     MPA_REASON_TRUNCATED, ECONNRESET);
+	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP,
+		     MPA_REASON_TRUNCATED, EPROTO);
 }
 
 /* The same, all of it (and the FIN) queued before MPA_START. */
@@ -236,9 +256,9 @@ TEST_F(hostile, pd_length_lie_fin_before_start)
 	ASSERT_EQ(0, shutdown(self->raw, SHUT_WR));
 	ASSERT_EQ(0, t_wait_acked(self->raw, T_WAIT));
 	EXPECT_EQ(-1, mpa_start(self->mpa));
-	EXPECT_EQ(ECONNRESET, errno);
-	check_failed(_metadata, self->mpa, MPA_ERR_TCP_CLOSED,
-		     MPA_REASON_TRUNCATED, ECONNRESET);
+	EXPECT_EQ(EPROTO, errno);
+	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP,
+		     MPA_REASON_TRUNCATED, EPROTO);
 }
 
 /* PD_Length says 100; 10 octets, then nothing: the timeout bounds it. */
@@ -273,10 +293,10 @@ TEST_F(hostile, header_cut_fin)
 	p.wr_len = 11;
 	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
 	EXPECT_EQ(-1, mpa_start(self->mpa));
-	EXPECT_EQ(ECONNRESET, errno);
+	EXPECT_EQ(EPROTO, errno);
 	pthread_join(t, NULL);
-	check_failed(_metadata, self->mpa, MPA_ERR_TCP_CLOSED,
-		     MPA_REASON_TRUNCATED, ECONNRESET);
+	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP,
+		     MPA_REASON_TRUNCATED, EPROTO);
 }
 
 TEST_F(hostile, header_cut_stall)
@@ -293,7 +313,7 @@ TEST_F(hostile, header_cut_stall)
 	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
 }
 
-/* A reset in the middle of a frame: code 1, ECONNRESET. */
+/* A reset in the middle of a frame: a truncated frame, SO_ERROR ECONNRESET. */
 TEST_F(hostile, header_cut_rst)
 {
 	struct mpa_error_info ei;
@@ -312,11 +332,19 @@ TEST_F(hostile, header_cut_rst)
 	EXPECT_EQ(ECONNRESET, t_so_error(self->mpa));
 	EXPECT_MPA_STATE(self->mpa, MPA_STATE_FAILED);
 	ASSERT_EQ(0, mpa_getstruct(self->mpa, MPA_ERROR, &ei, sizeof(ei)));
-	EXPECT_EQ(MPA_ERR_TCP_CLOSED, ei.code);
-	EXPECT_EQ(ECONNRESET, ei.errnum);
-	/* Either word fits: the peer reset, inside a frame. */
-	EXPECT_TRUE(ei.reason == MPA_REASON_TRUNCATED ||
-		    ei.reason == MPA_REASON_PEER_CLOSED);
+	/*
+	 * What was queued of the frame makes it a truncated frame, code 4
+	 * (mpa.rst): unless the reset took the queue with it before MPA
+	 * looked, which leaves a connection closed before any frame, code 1.
+	 */
+	if (ei.reason == MPA_REASON_TRUNCATED) {
+		EXPECT_EQ(MPA_ERR_STARTUP, ei.code);
+		EXPECT_EQ(EPROTO, ei.errnum);
+	} else {
+		EXPECT_EQ(MPA_REASON_PEER_CLOSED, ei.reason);
+		EXPECT_EQ(MPA_ERR_TCP_CLOSED, ei.code);
+		EXPECT_EQ(ECONNRESET, ei.errnum);
+	}
 }
 
 /* Res bits and R=1 in a Request are never checked (R-7.1.1-12/13). */
@@ -500,7 +528,7 @@ TEST_F(hostile, initiator_reply_cut_fin)
 	t_hdr(rep, true, T_C, 1, 100);
 	t_pattern(rep + T_HDR, 10, 5);
 	initiator_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
-			SHUT_WR, ECONNRESET, MPA_ERR_TCP_CLOSED,
+			SHUT_WR, EPROTO, MPA_ERR_STARTUP,
 			MPA_REASON_TRUNCATED);
 }
 

@@ -552,12 +552,16 @@ TEST_F(pair, rev2_peer_to_peer)
 }
 
 /*
- * No RTR type in common: the responder fails, no Reply, the initiator
- * sees the connection close.
+ * No RTR type in common (RFC 6581): the Responder rejects, R=1
+ * (R-7.1.2-5, R-7.1.2-18), and both leave MPA with TCP open (R-7.1.2-7,
+ * R-7.1.2-13): the Initiator sees a reject, not a closed connection; the
+ * Responder's MPA_START says so too, and the plain stream flows again.
  */
 TEST_F(pair, rev2_no_common_rtr)
 {
+	struct mpa_frame_info fi;
 	int ev, rc, err;
+	char buf[8];
 
 	ASSERT_EQ(0, mpa_config(self->i, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set(self->i, MPA_REVISION, 2));
@@ -569,13 +573,55 @@ TEST_F(pair, rev2_no_common_rtr)
 	ev = exchange_nonblocking(_metadata, self->i, self->r, MPA_ACCEPT,
 				  NULL, 0, &rc, &err);
 	EXPECT_EQ(-1, rc);
-	EXPECT_EQ(EPROTO, err);
-	EXPECT_MPA_ERROR(self->r, MPA_ERR_STARTUP, MPA_REASON_NO_RTR, EPROTO);
-	EXPECT_EQ(POLLERR, ev & POLLERR);
-	EXPECT_EQ(ECONNRESET, t_so_error(self->i));
-	EXPECT_MPA_STATE(self->i, MPA_STATE_FAILED);
-	EXPECT_MPA_ERROR(self->i, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
-			 ECONNRESET);
+	EXPECT_EQ(ECONNREFUSED, err);
+	EXPECT_MPA_STATE(self->r, MPA_STATE_REJECTED);
+	EXPECT_MPA_ERROR(self->r, MPA_ERR_NONE, MPA_REASON_NO_RTR,
+			 ECONNREFUSED);
+	/* the blocking MPA_START reported it: no error left on the socket */
+	EXPECT_EQ(0, t_so_error(self->r));
+
+	EXPECT_EQ(POLLOUT, ev & (POLLOUT | POLLERR));
+	EXPECT_MPA_STATE(self->i, MPA_STATE_REJECTED);
+	EXPECT_MPA_ERROR(self->i, MPA_ERR_NONE, MPA_REASON_REJECTED,
+			 ECONNREFUSED);
+	ASSERT_EQ(0, mpa_getstruct(self->i, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	EXPECT_EQ(2, fi.revision);
+	EXPECT_EQ(MPA_FRAME_CRC | MPA_FRAME_REJECT | MPA_FRAME_ENHANCED |
+		  MPA_FRAME_PEER_TO_PEER, fi.flags);
+	EXPECT_EQ(0, fi.rtr);
+	EXPECT_EQ(0, fi.pd_len);
+
+	/* TCP stayed open: plain octets both ways */
+	ASSERT_EQ(0, t_blocking(self->i));
+	ASSERT_EQ(4, send(self->i, "ping", 4, MSG_NOSIGNAL));
+	EXPECT_EQ(4, t_read(self->r, buf, 4, T_WAIT));
+	EXPECT_BYTES("ping", buf, 4);
+	ASSERT_EQ(4, send(self->r, "pong", 4, MSG_NOSIGNAL));
+	EXPECT_EQ(4, t_read(self->i, buf, 4, T_WAIT));
+	EXPECT_BYTES("pong", buf, 4);
+}
+
+/* The same Responder, non-blocking: EPOLLERR and SO_ERROR tell it. */
+TEST_F(pair, rev2_no_common_rtr_nonblocking)
+{
+	uint8_t req[T_HDR + 4];
+	int ev;
+
+	ASSERT_EQ(0, mpa_config(self->r, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set_enh(self->r, 1, 1, 0, MPA_RTR_WRITE));
+	ASSERT_EQ(0, t_nonblock(self->r));
+	ASSERT_EQ(-1, mpa_start(self->r));
+	ASSERT_EQ(EINPROGRESS, errno);
+	/* self->i is plain TCP here: it writes the Request itself */
+	t_frame_v2(req, false, T_C, true, MPA_RTR_SEND, 4, 4, NULL, 0);
+	ASSERT_EQ((ssize_t)sizeof(req), t_send(self->i, req, sizeof(req)));
+	ev = t_poll(self->r, POLLIN, T_WAIT);
+	EXPECT_EQ(POLLERR, ev & POLLERR) TH_LOG("revents 0x%x", ev);
+	EXPECT_EQ(ECONNREFUSED, t_so_error(self->r));
+	EXPECT_EQ(0, t_so_error(self->r));
+	EXPECT_MPA_STATE(self->r, MPA_STATE_REJECTED);
+	EXPECT_MPA_ERROR(self->r, MPA_ERR_NONE, MPA_REASON_NO_RTR,
+			 ECONNREFUSED);
 }
 
 /*

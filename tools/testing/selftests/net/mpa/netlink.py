@@ -1766,8 +1766,9 @@ def stats_startup_states_and_timeout(t):
 
 @test
 def events_error_tcp_closed(t):
-    """Error code 1: a Request cut short by the peer's FIN (TRUNCATED), and
-    Full Operation ended by a reset (PEER_CLOSED, ECONNRESET)."""
+    """A Request cut short by the peer's FIN: an invalid frame, code 4
+    (TRUNCATED, EPROTO); and error code 1: Full Operation ended by a reset
+    (PEER_CLOSED, ECONNRESET)."""
     ns = t.netns()
     lst = listener(t, ns)
     raw, resp = raw_to_responder(t, ns)
@@ -1779,10 +1780,10 @@ def events_error_tcp_closed(t):
         mpa_start(resp)
         raise Fail('MPA_START on half a Request succeeded')
     except OSError as e:
-        oserr(e, errno.ECONNRESET, 'MPA_START on half a Request and a FIN')
+        oserr(e, errno.EPROTO, 'MPA_START on half a Request and a FIN')
     w = dict(base, **{k: 0 for k in COUNTERS},
-             **{'err-code': 'tcp-closed', 'err-reason': 'truncated',
-                'err-errno': errno.ECONNRESET})
+             **{'err-code': 'startup', 'err-reason': 'truncated',
+                'err-errno': errno.EPROTO})
     eq(events(lst, 1), [('error-ntf', w)], 'error-ntf of the truncation')
     eq(lst.consts['error'].entries['tcp-closed'].value, 1,
        'code of "tcp-closed"')

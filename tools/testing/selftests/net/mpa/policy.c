@@ -761,6 +761,41 @@ TEST_F(policy, timeout_default)
 }
 
 /*
+ * MPA_TIMEOUT 0 is no limit, over a short timeout-ms: neither the wait for
+ * the Request nor the application's answer to it times out (a check that
+ * nothing happens within several times the policy's timeout).
+ */
+TEST_F(policy, timeout_zero_no_limit)
+{
+	uint8_t req[T_HDR], rep[T_HDR];
+	int m, raw;
+
+	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_TIMEOUT_MS, T_SHORT));
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &raw, &m));
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, 0));
+	EXPECT_EQ(T_SHORT, mpa_get(m, MPA_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(m, MPA_TIMEOUT, 0));
+	EXPECT_EQ(0, mpa_get(m, MPA_TIMEOUT));
+	ASSERT_EQ(0, t_nonblock(m));
+	ASSERT_EQ(-1, mpa_start(m));
+	ASSERT_EQ(EINPROGRESS, errno);
+	t_sleep_ms(4 * T_SHORT);
+	EXPECT_EQ(MPA_STATE_AWAIT_REQUEST, mpa_state(m));
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(raw, req, T_HDR));
+	ASSERT_EQ(POLLIN, t_poll(m, POLLIN, T_WAIT) & POLLIN);
+	t_sleep_ms(4 * T_SHORT);
+	EXPECT_EQ(MPA_STATE_REQUEST_RECEIVED, mpa_state(m));
+	ASSERT_EQ(0, t_blocking(m));
+	ASSERT_EQ(0, mpa_answer(m, MPA_ACCEPT, NULL, 0));
+	EXPECT_EQ(MPA_STATE_FULL, mpa_state(m));
+	ASSERT_EQ(T_HDR, t_read(raw, rep, T_HDR, T_WAIT));
+	EXPECT_EQ(0, memcmp(rep, T_KEY_REP, T_KEY_LEN));
+	close(m);
+	close(raw);
+}
+
+/*
  * crc-off-allowed (R-4.4-4): MPA_CRC=0 only with the administrator's
  * permission, which is asked for when the option is set. Either way a new
  * connection has CRCs on (R-4.4-5): the permission is not a default.

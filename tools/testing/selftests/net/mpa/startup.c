@@ -158,8 +158,6 @@ TEST_F(opt, bad_values)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, mpa_set(self->fd, MPA_REVISION, 3));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, mpa_set(self->fd, MPA_TIMEOUT, 0));
-	EXPECT_EQ(EINVAL, errno);
 	e.reserved = 1;
 	EXPECT_EQ(-1, setsockopt(self->fd, SOL_MPA, MPA_ENHANCED, &e, sizeof(e)));
 	EXPECT_EQ(EINVAL, errno);
@@ -171,6 +169,15 @@ TEST_F(opt, bad_values)
 	EXPECT_EQ(0, mpa_get(self->fd, MPA_MARKERS));
 	EXPECT_EQ(1, mpa_get(self->fd, MPA_REVISION));
 	EXPECT_LT(0, mpa_get(self->fd, MPA_TIMEOUT));
+}
+
+/* MPA_TIMEOUT 0 is no limit (mpa.rst), not a refused value. */
+TEST_F(opt, timeout_zero)
+{
+	ASSERT_EQ(0, mpa_set(self->fd, MPA_TIMEOUT, 0));
+	EXPECT_EQ(0, mpa_get(self->fd, MPA_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(self->fd, MPA_TIMEOUT, 1));
+	EXPECT_EQ(1, mpa_get(self->fd, MPA_TIMEOUT));
 }
 
 TEST_F(opt, private_data_limit)
@@ -775,6 +782,33 @@ TEST_F(raw, responder_timeout_nonblocking)
 	check_timeout(_metadata, RESP, RAW_I, 0);
 }
 
+/*
+ * The Responder's application judging the Request is bounded too
+ * (R-7.1.2-25, requirements A24): MPA_TIMEOUT after the Request arrived
+ * without MPA_ACCEPT or MPA_REJECT, the startup fails (code 4, TIMEOUT)
+ * and TCP is closed with a FIN, no Reply before it. A late answer gets
+ * the failure's errno.
+ */
+TEST_F(raw, responder_timeout_request_received)
+{
+	uint8_t req[T_HDR];
+	int ev;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_SHORT));
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	ASSERT_START(RESP);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
+	/* not writable while the Request waits: only the failure wakes it */
+	ev = t_poll(RESP, POLLOUT, T_WAIT);
+	EXPECT_EQ(POLLERR, ev & POLLERR) TH_LOG("revents 0x%x, state %ld",
+						ev, mpa_state(RESP));
+	EXPECT_EQ(ETIMEDOUT, t_so_error(RESP));
+	check_timeout(_metadata, RESP, RAW_I, 0);
+	EXPECT_EQ(-1, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	EXPECT_EQ(ETIMEDOUT, errno);
+}
+
 TEST_F(raw, responder_peer_fin)
 {
 	struct t_raw_peer p = { .fd = RAW_I, .delay_ms = 100, .end = SHUT_WR };
@@ -1124,6 +1158,72 @@ TEST_F(raw, initiator_rejected_nonblocking)
 	/* Over (writable), and plain stream again: "world" is readable. */
 	EXPECT_EQ(POLLIN | POLLOUT, t_poll(INIT, POLLIN | POLLOUT, T_WAIT));
 	check_rejected(_metadata, INIT, RAW_R);
+}
+
+/*
+ * R-7.1.2-13: an Initiator whose application does not accept the Reply's
+ * Private Data leaves MPA and keeps TCP open: MPA_REJECT (without Private
+ * Data: nothing is sent) after MPA_PEER_PRIVATE_DATA, before its first
+ * FPDU. The socket carries the plain stream again.
+ */
+TEST_F(raw, initiator_refuses_reply_pd)
+{
+	uint8_t rep[T_FRAME_MAX], got[T_HDR];
+	struct mpa_result res;
+	char buf[16];
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, t_nonblock(INIT));
+	ASSERT_EQ(-1, mpa_start(INIT));
+	ASSERT_EQ(EINPROGRESS, errno);
+	/* no Reply yet: nothing to refuse */
+	EXPECT_EQ(-1, mpa_answer(INIT, MPA_REJECT, NULL, 0));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(T_HDR, t_read(RAW_R, got, T_HDR, T_WAIT));
+	n = t_frame(rep, true, T_C, 1, "unwelcome", 9);
+	ASSERT_EQ(n, t_send(RAW_R, rep, n));
+	ASSERT_LE(0, t_wait_startup(INIT, T_WAIT));
+	ASSERT_EQ(0, t_blocking(INIT));
+	ASSERT_EQ(MPA_STATE_FULL, mpa_state(INIT));
+	ASSERT_EQ(9, mpa_peer_pd(INIT, buf, sizeof(buf)));
+	EXPECT_BYTES("unwelcome", buf, 9);
+
+	EXPECT_EQ(-1, mpa_answer(INIT, MPA_REJECT, "x", 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
+	ASSERT_EQ(0, mpa_answer(INIT, MPA_REJECT, NULL, 0));
+	EXPECT_MPA_STATE(INIT, MPA_STATE_REJECTED);
+	EXPECT_MPA_ERROR(INIT, MPA_ERR_NONE, MPA_REASON_NONE, 0);
+	EXPECT_EQ(-1, mpa_getstruct(INIT, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(-1, mpa_answer(INIT, MPA_REJECT, NULL, 0));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* nothing went out; the plain stream flows both ways */
+	EXPECT_TRUE(t_nothing_pending(RAW_R));
+	ASSERT_EQ(5, t_send(INIT, "plain", 5));
+	EXPECT_EQ(5, t_read(RAW_R, buf, 5, T_WAIT));
+	EXPECT_BYTES("plain", buf, 5);
+	ASSERT_EQ(4, t_send(RAW_R, "back", 4));
+	EXPECT_EQ(4, t_read(INIT, buf, 4, T_WAIT));
+	EXPECT_BYTES("back", buf, 4);
+}
+
+/* After the first FPDU Full Operation has begun: too late (EISCONN). */
+TEST_F(raw, initiator_refuses_too_late)
+{
+	uint8_t wire[64], exp[64];
+	size_t n;
+
+	ASSERT_LE(0, t_raw_responder(INIT, RAW_R, T_C, false, true));
+	ASSERT_EQ(3, t_send(INIT, "abc", 3));
+	n = t_fpdu_encode(exp, 0, false, "abc", 3, NULL);
+	ASSERT_EQ(n, t_read(RAW_R, wire, n, T_WAIT));
+	EXPECT_BYTES(exp, wire, n);
+	EXPECT_EQ(-1, mpa_answer(INIT, MPA_REJECT, NULL, 0));
+	EXPECT_EQ(EISCONN, errno);
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
 }
 
 TEST_F(raw, initiator_timeout)
