@@ -2,8 +2,8 @@
 /*
  * MPA's control plane: the "mpa" generic netlink family
  * (Documentation/netlink/specs/mpa.yaml). The policies and the ops table
- * are generated from the spec into netlink_gen.c; this file has the
- * handlers and the events.
+ * are generated from the spec into netlink_gen.c, the family itself is in
+ * netlink_family.c; this file has the handlers and the events.
  *
  * Every request works on the network namespace of the netlink socket it
  * came from: the policy, the connections and the statistics of other
@@ -77,11 +77,11 @@ int mpa_nl_policy_set_doit(struct sk_buff *skb, struct genl_info *info)
 	/*
 	 * The namespace's owner decides (RFC 5044 section 4.4 makes turning
 	 * CRCs off an administrative decision): root of a container may set
-	 * its own namespace's policy, nobody else's.
+	 * its own namespace's policy, nobody else's. genetlink checked it
+	 * (GENL_UNS_ADMIN_PERM, the spec's uns-admin-perm): CAP_NET_ADMIN in
+	 * the user namespace that owns this network namespace, of the
+	 * socket's opener and of the sender.
 	 */
-	if (!netlink_ns_capable(skb, net->user_ns, CAP_NET_ADMIN))
-		return -EPERM;
-
 	mutex_lock(&mpa_nl_policy_lock);
 	mpa_net_policy(net, &pol);
 	if (a[MPA_A_POLICY_CRC_OFF_ALLOWED])
@@ -119,7 +119,7 @@ static int mpa_nl_put_conn(struct sk_buff *skb, const struct mpa_conn *c)
 	mpa_conn_info(c, &ci);
 	r = &ci.res;
 	s = &ci.stats;
-	if (nla_put_u64_64bit(skb, MPA_A_CONN_INO, ci.ino, 0) ||
+	if (nla_put_uint(skb, MPA_A_CONN_INO, ci.ino) ||
 	    nla_put_u16(skb, MPA_A_CONN_FAMILY, ci.family))
 		return -EMSGSIZE;
 	if (ci.family == AF_INET &&
@@ -176,6 +176,8 @@ static int mpa_nl_dump_one(const struct mpa_conn *c, void *arg)
 	hdr = genlmsg_iput(d->skb, genl_info_dump(d->cb));
 	if (!hdr)
 		return -EMSGSIZE;
+	/* the list changed since the last part: NLM_F_DUMP_INTR */
+	genl_dump_check_consistent(d->cb, hdr);
 	if (mpa_nl_put_conn(d->skb, c)) {
 		genlmsg_cancel(d->skb, hdr);
 		return -EMSGSIZE;
@@ -189,8 +191,11 @@ int mpa_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	struct mpa_nl_dump d = { .skb = skb, .cb = cb };
 	int ret;
 
-	/* cb->args[0]: connections already dumped */
-	ret = mpa_net_walk_conns(sock_net(skb->sk), &cb->args[0],
+	/*
+	 * cb->args[0]: connections already dumped; cb->seq: the list's
+	 * generation, which netlink compares across the parts
+	 */
+	ret = mpa_net_walk_conns(sock_net(skb->sk), &cb->args[0], &cb->seq,
 				 mpa_nl_dump_one, &d);
 	/* a full message ends this part; the next one resumes */
 	if (ret == -EMSGSIZE && skb->len)

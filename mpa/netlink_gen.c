@@ -31,7 +31,7 @@ static const struct nla_policy mpa_policy_set_nl_policy[MPA_A_POLICY_TIMEOUT_MS 
 };
 
 /* Ops table for mpa */
-static const struct genl_split_ops mpa_nl_ops[] = {
+const struct genl_split_ops mpa_nl_ops[4] = {
 	{
 		.cmd	= MPA_CMD_POLICY_GET,
 		.doit	= mpa_nl_policy_get_doit,
@@ -42,7 +42,7 @@ static const struct genl_split_ops mpa_nl_ops[] = {
 		.doit		= mpa_nl_policy_set_doit,
 		.policy		= mpa_policy_set_nl_policy,
 		.maxattr	= MPA_A_POLICY_TIMEOUT_MS,
-		.flags		= GENL_CMD_CAP_DO,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
 		.cmd	= MPA_CMD_CONN_GET,
@@ -58,16 +58,4 @@ static const struct genl_split_ops mpa_nl_ops[] = {
 
 static const struct genl_multicast_group mpa_nl_mcgrps[] = {
 	[MPA_NLGRP_EVENTS] = { "events", },
-};
-
-struct genl_family mpa_nl_family __ro_after_init = {
-	.name		= MPA_FAMILY_NAME,
-	.version	= MPA_FAMILY_VERSION,
-	.netnsok	= true,
-	.parallel_ops	= true,
-	.module		= THIS_MODULE,
-	.split_ops	= mpa_nl_ops,
-	.n_split_ops	= ARRAY_SIZE(mpa_nl_ops),
-	.mcgrps		= mpa_nl_mcgrps,
-	.n_mcgrps	= ARRAY_SIZE(mpa_nl_mcgrps),
 };

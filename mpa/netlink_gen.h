@@ -15,6 +15,9 @@
 #include <linux/mpa.h>
 #include <linux/mpa.h>
 
+/* Ops table for mpa */
+extern const struct genl_split_ops mpa_nl_ops[4];
+
 int mpa_nl_policy_get_doit(struct sk_buff *skb, struct genl_info *info);
 int mpa_nl_policy_set_doit(struct sk_buff *skb, struct genl_info *info);
 int mpa_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
@@ -23,7 +26,5 @@ int mpa_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info);
 enum {
 	MPA_NLGRP_EVENTS,
 };
-
-extern struct genl_family mpa_nl_family;
 
 #endif /* _LINUX_MPA_GEN_H */

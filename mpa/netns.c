@@ -28,11 +28,14 @@
  * @rejected: see &struct mpa_net_stats
  * @startup_failed: see &struct mpa_net_stats
  * @failures: see &struct mpa_net_stats
+ * @conns_gen: changes whenever @conns does (never 0), so that a dump
+ *	resumed across a change can say so (NLM_F_DUMP_INTR)
  */
 struct mpa_net {
 	spinlock_t lock;	/* protects the fields below */
 	struct mpa_net_policy policy;
 	struct list_head conns;
+	unsigned int conns_gen;
 	struct mpa_stats retired;
 	u64 attached;
 	u64 established;
@@ -96,6 +99,13 @@ bool mpa_net_crc_off_allowed(const struct net *net)
 	return pol.crc_off_allowed;
 }
 
+/* The list of connections changed: under the lock */
+static void mpa_net_conns_changed(struct mpa_net *mn)
+{
+	if (!++mn->conns_gen)
+		mn->conns_gen = 1;
+}
+
 static void mpa_stats_add(struct mpa_stats *sum, const struct mpa_stats *s)
 {
 	sum->tx_fpdus += s->tx_fpdus;
@@ -121,6 +131,7 @@ void mpa_net_conn_add(struct mpa_conn *c)
 	spin_lock_bh(&mn->lock);
 	list_add_tail(&c->net_node, &mn->conns);
 	c->net_linked = true;
+	mpa_net_conns_changed(mn);
 	mn->attached++;
 	spin_unlock_bh(&mn->lock);
 }
@@ -140,6 +151,7 @@ void mpa_net_conn_del(struct mpa_conn *c)
 	if (c->net_linked) {
 		list_del(&c->net_node);
 		c->net_linked = false;
+		mpa_net_conns_changed(mn);
 		mpa_conn_stats(c, &s);
 		mpa_stats_add(&mn->retired, &s);
 	}
@@ -222,6 +234,9 @@ void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
  * mpa_net_walk_conns() - walk a namespace's connections, resumably
  * @net: the namespace
  * @pos: in: how many to skip; out: how many were walked
+ * @gen: set, before @fn is called, to the list's generation, which
+ *	changes whenever connections come or go: a walk resumed under
+ *	another generation may have skipped or repeated one
  * @fn: called for each, under the namespace's lock (it must not sleep);
  *	a non-zero return stops the walk before that connection
  * @arg: passed to @fn
@@ -229,6 +244,7 @@ void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
  * Return: what @fn returned last, 0 once every connection was walked.
  */
 int mpa_net_walk_conns(const struct net *net, unsigned long *pos,
+		       unsigned int *gen,
 		       int (*fn)(const struct mpa_conn *c, void *arg),
 		       void *arg)
 {
@@ -238,6 +254,7 @@ int mpa_net_walk_conns(const struct net *net, unsigned long *pos,
 	int ret = 0;
 
 	spin_lock_bh(&mn->lock);
+	*gen = mn->conns_gen;
 	list_for_each_entry(c, &mn->conns, net_node) {
 		if (i++ < *pos)
 			continue;
@@ -321,6 +338,7 @@ static int __net_init mpa_net_init_net(struct net *net)
 
 	spin_lock_init(&mn->lock);
 	INIT_LIST_HEAD(&mn->conns);
+	mn->conns_gen = 1;
 	/* RFC 5044 defaults: CRCs required (R-4.4-5), Rev 1 */
 	mn->policy.initiator_rev = MPA_REVISION_1;
 	mn->policy.responder_revs = BIT(MPA_REVISION_1) | BIT(MPA_REVISION_2);
@@ -346,6 +364,7 @@ static void __net_exit mpa_net_exit_net(struct net *net)
 		list_del(&c->net_node);
 		c->net_linked = false;
 	}
+	mpa_net_conns_changed(mn);
 	spin_unlock_bh(&mn->lock);
 }
 

@@ -11,6 +11,7 @@
 #include <net/net_namespace.h>
 #include <uapi/linux/mpa.h>
 
+struct genl_family;
 struct mpa_conn;
 
 /* Number of enum mpa_reason values */
@@ -75,10 +76,12 @@ void mpa_net_conn_del(struct mpa_conn *c);
 void mpa_net_event(struct mpa_conn *c, enum mpa_net_event ev);
 void mpa_net_stats(const struct net *net, struct mpa_net_stats *st);
 int mpa_net_walk_conns(const struct net *net, unsigned long *pos,
+		       unsigned int *gen,
 		       int (*fn)(const struct mpa_conn *c, void *arg),
 		       void *arg);
 
-/* netlink.c: the "mpa" generic netlink family */
+/* netlink.c, netlink_family.c: the "mpa" generic netlink family */
+extern struct genl_family mpa_nl_family;
 int mpa_nl_init(void);
 void mpa_nl_exit(void);
 void mpa_nl_notify(const struct mpa_conn *c, enum mpa_net_event ev);

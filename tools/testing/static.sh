@@ -3,7 +3,7 @@
 #
 # Static checks of the module and uAPI sources:
 #   spec-schema  Documentation/netlink/specs/mpa.yaml is valid against the
-#                kernel's Documentation/netlink/genetlink.yaml schema, as
+#                kernel's schema of its protocol (genetlink-legacy.yaml), as
 #                YNL's lib/nlspec.py checks it when cli.py or mpactl load
 #                the spec (jsonschema)
 #   ynl-gen      the code generated from the spec (mpa/netlink_gen.[ch],
@@ -48,7 +48,7 @@ cd "$MPA_TOP" || exit 1
 # The netlink spec: its schema, then the code generated from it.
 spec=Documentation/netlink/specs/mpa.yaml
 PYTHONPATH=$src/tools/net/ynl /usr/bin/python3 - "$spec" \
-	"$src/Documentation/netlink/genetlink.yaml" > "$log/spec-schema.log" 2>&1 <<'EOF'
+	"$src/Documentation/netlink/genetlink-legacy.yaml" > "$log/spec-schema.log" 2>&1 <<'EOF'
 import sys
 from lib import SpecFamily
 

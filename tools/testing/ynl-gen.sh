@@ -24,7 +24,9 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/Documentation/netlink/specs" "$tmp/out"
 touch "$tmp/MAINTAINERS"
 cp "$SPEC" "$tmp/Documentation/netlink/specs/mpa.yaml"
-ln -s "$SRC/Documentation/netlink/genetlink.yaml" "$tmp/Documentation/netlink/"
+# (the spec is genetlink-legacy: the 6.12 schema of plain genetlink has
+# no uns-admin-perm flag)
+ln -s "$SRC"/Documentation/netlink/genetlink*.yaml "$tmp/Documentation/netlink/"
 
 gen() {
 	local mode=$1 kind=$2 out=$3 new

@@ -53,7 +53,9 @@ def srctree():
 KSRC = srctree()
 YNL = os.path.join(KSRC, 'tools', 'net', 'ynl')
 CLI = os.path.join(YNL, 'cli.py')
-SCHEMA = os.path.join(KSRC, 'Documentation', 'netlink', 'genetlink.yaml')
+# genetlink-legacy: the 6.12 schema of plain genetlink has no uns-admin-perm
+SCHEMA = os.path.join(KSRC, 'Documentation', 'netlink', 'genetlink-legacy.yaml')
+NLCTRL = os.path.join(KSRC, 'Documentation', 'netlink', 'specs', 'nlctrl.yaml')
 sys.path.insert(0, YNL)
 from lib import YnlFamily, NlError  # noqa: E402 pylint: disable=wrong-import-position
 
@@ -808,7 +810,7 @@ def test(fn):
 
 @test
 def spec_validates_and_resolves(t):
-    """The spec passes the genetlink schema; the kernel has its family with
+    """The spec passes the genetlink-legacy schema; the kernel has its family with
     the ops and the events group."""
     fam = t.ynl(INIT, SCHEMA)
     eq(sorted(fam.ops), ['conn-get', 'policy-get', 'policy-set',
@@ -1834,6 +1836,132 @@ def dump_many_connections_in_parts(t):
        'the same with 4000-octet reads')
     rc, out, err = mpactl(ns, 'conns')
     eq((rc, len(out.splitlines())), (0, 80), 'mpactl conns: 80 lines')
+
+
+# --- the family's own rules ---------------------------------------------------
+
+@test
+def policy_set_needs_uns_admin_perm(t):
+    """POLICY_SET's permission is the family's (GENL_UNS_ADMIN_PERM, from
+    the spec's flags): the kernel's ops table says so; reading needs none."""
+    with INIT:
+        ctrl = YnlFamily(NLCTRL, '')
+    t.later(ctrl.sock.close)
+    fam = t.ynl()
+    info = ctrl.do('getfamily', {'family-name': 'mpa'})
+    # an indexed-array: [{index: {'id': cmd, 'flags': {...}}}, ...]
+    ops = [op for item in info['ops'] for op in item.values()]
+    flags = {op['id']: set(op.get('flags', ())) for op in ops}
+    want = {'policy-get': set(), 'policy-set': {'uns-admin-perm'},
+            'conn-get': set(), 'stats-get': set()}
+    for name, perm in want.items():
+        got = flags[fam.msgs[name].req_value]
+        eq(got & {'admin-perm', 'uns-admin-perm'}, perm,
+           f'permission flags of {name}')
+
+
+def raw_dump_parts(fam, ns, between=None, bufsize=4096):
+    """CONN_GET as a raw dump on a netlink socket in @ns, read in
+    @bufsize reads; @between() runs after the first read. Returns the
+    messages: (nlmsg_type, nlmsg_flags, payload)."""
+    with ns:
+        s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW,
+                          NETLINK_GENERIC)
+    try:
+        s.bind((0, 0))
+        cmd = fam.msgs['conn-get'].req_value
+        genl = struct.pack('BBH', cmd, 1, 0)
+        hdr = struct.pack('=IHHII', 16 + len(genl), fam.nlproto.family_id,
+                          0x1 | 0x300, 1, 0)   # NLM_F_REQUEST | NLM_F_DUMP
+        s.send(hdr + genl)
+        msgs, first, done = [], True, False
+        while not done:
+            data = s.recv(bufsize)
+            if first and between:
+                between()
+            first = False
+            off = 0
+            while off + 16 <= len(data):
+                ln, typ, flags, _, _ = struct.unpack_from('=IHHII', data, off)
+                msgs.append((typ, flags, data[off + 16:off + ln]))
+                if typ in (2, 3):           # NLMSG_ERROR, NLMSG_DONE
+                    done = True
+                off += (ln + 3) & ~3
+        return msgs
+    finally:
+        s.close()
+
+
+NLM_F_DUMP_INTR = 0x10
+NETLINK_GENERIC = 16
+
+
+@test
+def dump_interrupted_by_a_change(t):
+    """A dump that resumes after the namespace's connections changed says
+    so (NLM_F_DUMP_INTR); an undisturbed one does not."""
+    ns = t.netns()
+    fam = t.ynl(ns)
+    for _ in range(30):
+        mpa_pair(t, ns_i=ns)
+    msgs = raw_dump_parts(fam, ns)
+    eq(sum(1 for m in msgs if m[0] == fam.nlproto.family_id), 60,
+       'connections in an undisturbed dump')
+    eq([m for m in msgs if m[1] & NLM_F_DUMP_INTR], [],
+       'DUMP_INTR in an undisturbed dump')
+
+    a, b = tcp_pair(t, socket.AF_INET, ns, ns, '127.0.0.1')
+    msgs = raw_dump_parts(fam, ns, lambda: attach(a, MPA_ROLE_INITIATOR))
+    # the first message built after the change says so (netlink flags
+    # NLMSG_DONE only if nothing else came after the change)
+    eq(msgs[-1][0], 3, 'the dump ends with NLMSG_DONE')
+    check([m for m in msgs if m[1] & NLM_F_DUMP_INTR],
+          'no message of the dump after the change says DUMP_INTR')
+
+    # a connection going away interrupts a dump as well
+    msgs = raw_dump_parts(fam, ns, a.close)
+    check([m for m in msgs if m[1] & NLM_F_DUMP_INTR],
+          'no message of a dump across a close says DUMP_INTR')
+
+
+@test
+def no_attribute_zero_as_padding(t):
+    """No 64-bit attribute needs padding: the spec has no u64 attribute
+    without a pad attribute in its set, and the module passes no pad type
+    0 to nla_put_u64_64bit(); the dump decodes every attribute."""
+    import yaml  # pylint: disable=import-outside-toplevel
+    with open(SPEC, encoding='utf-8') as f:
+        spec = yaml.safe_load(f)
+    for aset in spec['attribute-sets']:
+        types = {a['name']: a['type'] for a in aset['attributes']}
+        u64 = [n for n, ty in types.items() if ty in ('u64', 's64')]
+        pads = [n for n, ty in types.items() if ty == 'pad']
+        eq((aset['name'], u64 if not pads else []), (aset['name'], []),
+           'u64 attributes of a set without a pad attribute')
+    srcs = [os.path.join(TOP, 'mpa', f) for f in os.listdir(os.path.join(TOP, 'mpa'))
+            if f.endswith('.c')]
+    bad = []
+    for path in srcs:
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+        k = text.find('nla_put_u64_64bit(')
+        while k >= 0:
+            # the call's arguments, to its closing parenthesis
+            depth, end = 0, k
+            for end in range(k, len(text)):
+                depth += {'(': 1, ')': -1}.get(text[end], 0)
+                if text[end] == ')' and not depth:
+                    break
+            args = text[k + len('nla_put_u64_64bit('):end].split(',')
+            if args[-1].strip() == '0':
+                bad.append(f'{os.path.basename(path)}: {text[k:end + 1]}')
+            k = text.find('nla_put_u64_64bit(', end)
+    eq(bad, [], 'nla_put_u64_64bit() with padding type 0')
+    ns = t.netns()
+    fam = t.ynl(ns)
+    conn = mpa_pair(t, ns_i=ns)
+    got = by_ino(dump(fam))
+    eq(sorted(got), sorted([ino(conn.i), ino(conn.r)]), 'inodes in the dump')
 
 
 # === main ====================================================================
