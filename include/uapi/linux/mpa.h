@@ -24,6 +24,12 @@
 /*
  * Options at SOL_MPA. Before MPA_START, the configuration options may be set
  * (all are __u32 unless noted); MPA_START begins the startup phase.
+ *
+ * setsockopt(TCP_ULP, MPA_ULP_NAME) fails with EBUSY on a socket that is
+ * not MPA's alone: in a sockmap or sockhash, held by another kernel user
+ * (sk_user_data), in TCP_REPAIR mode, or with other calls than TCP's own.
+ * An MPA socket is SO_OOBINLINE (a peer's urgent octet is a stream octet;
+ * setting it to 0 fails with EOPNOTSUPP).
  */
 enum {
 	MPA_ROLE = 1,		/* MPA_ROLE_INITIATOR or MPA_ROLE_RESPONDER */
@@ -34,12 +40,20 @@ enum {
 	MPA_PERMISSIVE,		/* 1: interoperate with Rev 0 (RFC 5044 C) */
 	MPA_ENHANCED,		/* struct mpa_enhanced: Rev 2 IRD/ORD, RTR */
 	MPA_PRIVATE_DATA,	/* bytes: the Request's Private Data */
-	MPA_TIMEOUT,		/* startup timeout in milliseconds */
+	/*
+	 * startup timeout in milliseconds, for the peer's frame and for a
+	 * Responder's answer to the Request; 0: no limit
+	 */
+	MPA_TIMEOUT,
 	MPA_START,		/* (no value) start the startup phase */
 	MPA_PEER_FRAME,		/* get: struct mpa_frame_info received */
 	MPA_PEER_PRIVATE_DATA,	/* get: the received Private Data (bytes) */
 	MPA_ACCEPT,		/* Responder: accept; value: Reply's PD */
-	MPA_REJECT,		/* Responder: reject; value: Reply's PD */
+	/*
+	 * Responder: reject; value: Reply's PD. Initiator: refuse the Reply's
+	 * PD (no value), before the first FPDU either way
+	 */
+	MPA_REJECT,
 	MPA_STATE,		/* get: enum mpa_state */
 	MPA_RESULT,		/* get: struct mpa_result */
 	MPA_ERROR,		/* get: struct mpa_error_info */
