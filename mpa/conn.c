@@ -221,12 +221,14 @@ void mpa_conn_free(struct mpa_conn *c)
  * mpa_conn_schedule() - run the connection's work soon
  * @c: the connection
  *
- * Any context. The work holds a reference on the socket.
+ * Any context. The work holds a reference on the socket. It runs on mpa's
+ * own WQ_MEM_RECLAIM workqueue: a kernel consumer in the memory reclaim
+ * path needs it to make progress under memory pressure.
  */
 void mpa_conn_schedule(struct mpa_conn *c)
 {
 	sock_hold(c->sk);
-	if (!queue_work(system_wq, &c->work))
+	if (!queue_work(mpa_wq, &c->work))
 		sock_put(c->sk);
 }
 

@@ -276,6 +276,9 @@ struct mpa_conn_info {
 	struct mpa_error_info err;
 };
 
+/* main.c: the workqueue the connections' work runs on (WQ_MEM_RECLAIM) */
+extern struct workqueue_struct *mpa_wq;
+
 /* conn.c: lifetime, callbacks, errors */
 struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp);
 void mpa_conn_stop(struct mpa_conn *c);

@@ -12,18 +12,31 @@
  * generic netlink family (Documentation/networking/mpa.rst, "Policy").
  */
 #include <linux/module.h>
+#include <linux/workqueue.h>
 
+#include "conn.h"
 #include "mpa.h"
 #include "netns.h"
+
+/*
+ * The connections' work (conn.c). WQ_MEM_RECLAIM: a kernel consumer may
+ * carry the traffic that reclaim itself waits for (a storage target or
+ * initiator writing back dirty pages), so the work must make progress
+ * when no new worker can be created (mpa.rst, "Memory").
+ */
+struct workqueue_struct *mpa_wq;
 
 static int __init mpa_init(void)
 {
 	int ret;
 
 	mpa_sock_init();
+	mpa_wq = alloc_workqueue("mpa", WQ_MEM_RECLAIM, 0);
+	if (!mpa_wq)
+		return -ENOMEM;
 	ret = mpa_net_init();
 	if (ret)
-		return ret;
+		goto err_wq;
 	ret = mpa_nl_init();
 	if (ret)
 		goto err_net;
@@ -36,14 +49,24 @@ err_nl:
 	mpa_nl_exit();
 err_net:
 	mpa_net_exit();
+err_wq:
+	destroy_workqueue(mpa_wq);
 	return ret;
 }
 
+/*
+ * No MPA connection is left: each holds a reference on the module (TCP
+ * takes it when the ULP is attached and drops it once the socket is
+ * destroyed), and a queued work item holds its socket. The last work item
+ * may still be returning from its final sock_put(): destroying the
+ * workqueue waits for it, after which none of our code runs.
+ */
 static void __exit mpa_exit(void)
 {
 	mpa_ulp_unregister();
 	mpa_nl_exit();
 	mpa_net_exit();
+	destroy_workqueue(mpa_wq);
 }
 
 module_init(mpa_init);
