@@ -41,7 +41,8 @@ struct mpa_tx_chunk {
  * @ulpdu_len: ULPDU octets copied in so far
  * @len: wire octets (lo.span once closed; the chunks' size while open)
  * @sent: wire octets TCP has taken
- * @charged: octets of it charged to the socket's send buffer
+ * @charged: octets of it charged to the socket's send buffer and to TCP's
+ *	memory accounting: all of its wire image TCP has not taken
  * @nr_chunks: pieces in @chunks
  * @uarg: zero-copy send: the consumer's pages are in @chunks, and this
  *	tells it when TCP lets go of them (we hold one reference)
@@ -101,6 +102,7 @@ enum {
  * @tx_open: the ULPDU kept open by MSG_MORE, or NULL
  * @tx_queue: closed FPDUs not yet (fully) taken by TCP, in order
  * @tx_charged: octets of @tx_queue and @tx_open charged to sk_wmem_queued
+ *	and sk_forward_alloc
  * @tx_frag: page fragment the wire images are cut from
  * @rx_pos: stream position (from @rx_seq_start) of the next FPDU
  * @rx_lo: layout of that FPDU, once its ULPDU_Length was read

@@ -400,11 +400,18 @@ static const struct ubuf_info_ops mpa_ktx_ops = {
  * mpa_kmulpdu() octets goes out in one TCP segment. A Responder's ULPDUs
  * are held until the Initiator's first valid FPDU arrived (R-7.1.2-15).
  *
+ * Whatever MPA holds counts in the socket's send buffer and in TCP's
+ * memory accounting, the consumer's pages included, held ULPDUs too: once
+ * the send buffer is full, mpa_ksend() fails with -EAGAIN, whatever the
+ * state of the connection, until TCP has taken enough of it.
+ *
  * Context: process context, from a callback or not.
  * Return: 0 when queued (@tx->done will run); -EAGAIN when the socket's
  * send buffer is full (&mpa_kops.writable tells when to retry); -EINVAL,
  * -EMSGSIZE for a bad length; -ENOTCONN before Full Operation; -EPIPE
- * once TCP is closed for sending; -ENOMEM.
+ * once TCP is closed for sending; -ENOMEM without memory, or when TCP's
+ * memory limits (tcp_mem, the memory cgroup) refuse more (try again
+ * later: no callback tells when).
  */
 int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 	      unsigned int nr_bv, u32 len, struct mpa_ktx *tx)
@@ -442,6 +449,9 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 	} else {
 		ret = mpa_tx_pages(c, bv, nr_bv, len, NULL);
 	}
+	/* TCP's memory limits: no event tells of room, try again later */
+	if (ret == -ENOBUFS)
+		ret = -ENOMEM;
 	if (!ret)
 		mpa_tx_push(c);
 	mpa_kunlock(c, locked);

@@ -10,10 +10,14 @@
  * by itself (Appendix A).
  *
  * FPDUs TCP cannot take yet, and a Responder's FPDUs before the first valid
- * FPDU arrived (R-7.1.2-15), wait in mpa_conn::tx_queue, charged to the
- * socket's send buffer. Everything here runs in process context under the
- * socket lock, which is never released while an FPDU is handed to TCP, so
- * FPDUs of concurrent senders never interleave.
+ * FPDU arrived (R-7.1.2-15), wait in mpa_conn::tx_queue. Every octet of
+ * their wire images, the consumer's own pages of a zero-copy send
+ * included, is charged as TCP charges what it queues: to the socket's send
+ * buffer (sk_wmem_queued) and to TCP's memory accounting (sk_forward_alloc,
+ * so tcp_mem and the socket's memory cgroup), until TCP takes it (and
+ * charges it itself) or it is freed. Everything here runs in process
+ * context under the socket lock, which is never released while an FPDU is
+ * handed to TCP, so FPDUs of concurrent senders never interleave.
  */
 #include <linux/bvec.h>
 #include <linux/highmem.h>
@@ -23,18 +27,40 @@
 
 #include "conn.h"
 
-/* Charge @n octets MPA holds to the socket's send buffer (or uncharge). */
-static void mpa_tx_charge(struct mpa_conn *c, int n)
+/*
+ * Charge @n more octets of @r: TCP's memory accounting first, which may
+ * refuse (tcp_mem, the memory cgroup's limit), then the send buffer.
+ * Return: 0, or -ENOBUFS with nothing charged.
+ */
+static int mpa_tx_charge(struct mpa_conn *c, struct mpa_tx_rec *r, u32 n)
 {
-	sk_wmem_queued_add(c->sk, n);
+	struct sock *sk = c->sk;
+
+	if (!sk_wmem_schedule(sk, n))
+		return -ENOBUFS;
+	sk_mem_charge(sk, n);
+	sk_wmem_queued_add(sk, n);
 	c->tx_charged += n;
+	r->charged += n;
+	return 0;
+}
+
+/* TCP took @n octets of @r, or they are dropped: they are not ours now. */
+static void mpa_tx_uncharge(struct mpa_conn *c, struct mpa_tx_rec *r, u32 n)
+{
+	struct sock *sk = c->sk;
+
+	sk_wmem_queued_add(sk, -(int)n);
+	sk_mem_uncharge(sk, n);
+	c->tx_charged -= n;
+	r->charged -= n;
 }
 
 static void mpa_tx_rec_free(struct mpa_conn *c, struct mpa_tx_rec *r)
 {
 	unsigned int i;
 
-	mpa_tx_charge(c, -(int)r->charged);
+	mpa_tx_uncharge(c, r, r->charged);
 	for (i = 0; i < r->nr_chunks; i++)
 		put_page(r->chunks[i].page);
 	/* the consumer's pages may be reused once TCP lets go of them too */
@@ -48,6 +74,7 @@ static int mpa_tx_rec_grow(struct mpa_conn *c, struct mpa_tx_rec *r, u32 len)
 	struct page_frag *pf = &c->tx_frag;
 	struct mpa_tx_chunk *ch;
 	u32 n;
+	int ret;
 
 	while (r->len < len) {
 		if (r->nr_chunks == MPA_TX_CHUNKS)
@@ -56,6 +83,9 @@ static int mpa_tx_rec_grow(struct mpa_conn *c, struct mpa_tx_rec *r, u32 len)
 					  c->sk->sk_allocation))
 			return -ENOMEM;
 		n = min(len - r->len, pf->size - pf->offset);
+		ret = mpa_tx_charge(c, r, n);
+		if (ret)
+			return ret;
 		ch = &r->chunks[r->nr_chunks];
 		if (r->nr_chunks && ch[-1].page == pf->page &&
 		    ch[-1].off + ch[-1].len == pf->offset) {
@@ -69,8 +99,6 @@ static int mpa_tx_rec_grow(struct mpa_conn *c, struct mpa_tx_rec *r, u32 len)
 		}
 		pf->offset += n;
 		r->len += n;
-		r->charged += n;
-		mpa_tx_charge(c, n);
 	}
 	return 0;
 }
@@ -221,8 +249,7 @@ static void mpa_tx_close_open(struct mpa_conn *c)
 		return;
 	}
 	mpa_tx_rec_fill(r, NULL, false);
-	mpa_tx_charge(c, -(int)(r->len - r->lo.span));
-	r->charged -= r->len - r->lo.span;
+	mpa_tx_uncharge(c, r, r->len - r->lo.span);
 	r->len = r->lo.span;
 	list_add_tail(&r->list, &c->tx_queue);
 	c->tx_pos += r->len;
@@ -306,14 +333,21 @@ static int mpa_tx_one(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	return 0;
 }
 
-/* Add @len octets of the consumer's page at @off to @r's wire image. */
-static int mpa_tx_rec_page(struct mpa_tx_rec *r, struct page *page, u32 off,
-			   u32 len)
+/*
+ * Add @len octets of the consumer's page at @off to @r's wire image. They
+ * are charged as ours are: TCP charges the pages of a zero-copy send too.
+ */
+static int mpa_tx_rec_page(struct mpa_conn *c, struct mpa_tx_rec *r,
+			   struct page *page, u32 off, u32 len)
 {
 	struct mpa_tx_chunk *ch;
+	int ret;
 
 	if (r->nr_chunks == MPA_TX_CHUNKS)
 		return -E2BIG;
+	ret = mpa_tx_charge(c, r, len);
+	if (ret)
+		return ret;
 	ch = &r->chunks[r->nr_chunks++];
 	get_page(page);
 	ch->page = page;
@@ -386,7 +420,7 @@ static int mpa_tx_rec_pages(struct mpa_conn *c, struct mpa_tx_rec *r,
 			if (i == nr_bv)
 				return -EINVAL;
 			n = min(left, bv[i].bv_len - boff);
-			ret = mpa_tx_rec_page(r, bv[i].bv_page,
+			ret = mpa_tx_rec_page(c, r, bv[i].bv_page,
 					      bv[i].bv_offset + boff, n);
 			if (ret)
 				return ret;
@@ -412,7 +446,7 @@ static int mpa_tx_rec_pages(struct mpa_conn *c, struct mpa_tx_rec *r,
  * Markers would cut the ULPDU into more pieces than a record holds, it is
  * copied instead (and @uarg completes as soon as it is).
  *
- * Return: 0 when queued, -EINVAL, -ENOMEM.
+ * Return: 0 when queued, -EINVAL, -ENOMEM, -ENOBUFS (TCP's memory limits).
  */
 int mpa_tx_pages(struct mpa_conn *c, const struct bio_vec *bv,
 		 unsigned int nr_bv, u32 len, struct ubuf_info *uarg)
@@ -428,9 +462,6 @@ int mpa_tx_pages(struct mpa_conn *c, const struct bio_vec *bv,
 		return -ENOMEM;
 	ret = mpa_tx_rec_pages(c, r, bv, nr_bv);
 	if (!ret) {
-		/* the consumer's pages are its own; our few octets go free */
-		mpa_tx_charge(c, -(int)r->charged);
-		r->charged = 0;
 		r->uarg = uarg;
 		r->ulpdu_len = len;
 		list_add_tail(&r->list, &c->tx_queue);
@@ -513,13 +544,16 @@ int mpa_tx_push(struct mpa_conn *c)
 		ret = tcp_sendmsg_locked(sk, &msg, left);
 		if (ret <= 0)
 			break;
+		/*
+		 * TCP charged what it took to its skbs: drop our charge of it
+		 * (a record is charged for all it has left). Its wmem_queued
+		 * part is out already.
+		 */
 		r->sent += ret;
-		if (r->charged) {
-			/* a plain record is charged for all it has left */
-			r->charged -= ret;
-			c->tx_charged -= ret;
-			charged -= ret;
-		}
+		r->charged -= ret;
+		c->tx_charged -= ret;
+		charged -= ret;
+		sk_mem_uncharge(sk, ret);
 		if (r->sent < r->len) {
 			ret = 0;	/* no room for the rest now */
 			break;
@@ -633,10 +667,23 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size)
 		goto error;
 	}
 
-	if (!c->tx_open && !more)
-		ret = mpa_tx_one(c, &msg->msg_iter, size);
-	else
-		ret = size ? mpa_tx_append(c, &msg->msg_iter, size) : 0;
+	for (;;) {
+		if (!c->tx_open && !more)
+			ret = mpa_tx_one(c, &msg->msg_iter, size);
+		else
+			ret = size ? mpa_tx_append(c, &msg->msg_iter, size) : 0;
+		if (ret != -ENOBUFS)
+			break;
+		/*
+		 * TCP's memory limits (tcp_mem, the memory cgroup) refused
+		 * the charge; nothing was copied: wait for memory, as TCP's
+		 * sendmsg does.
+		 */
+		mpa_tx_push(c);
+		ret = sk_stream_wait_memory(sk, &timeo);
+		if (ret)
+			goto error;
+	}
 	if (!ret && !more && c->tx_open) {
 		mpa_tx_close_open(c);
 		if (c->tx_open)

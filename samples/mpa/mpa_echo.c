@@ -14,7 +14,10 @@
  * (Markers, CRC, Rev 2 IRD/ORD and RTR types), whether it rejects, answers
  * the Request late from a work item, or is a slow consumer that refuses
  * each ULPDU once and takes it later (back-pressure through -EAGAIN and
- * mpa_kresume()). For example, with mpacat (tools/mpacat/):
+ * mpa_kresume()). A Responder can also greet the Initiator: send ULPDUs
+ * of its own as soon as the connection is established, which MPA holds
+ * until the Initiator's first FPDU (R-7.1.2-15), until mpa_ksend() says
+ * the send buffer is full. For example, with mpacat (tools/mpacat/):
  *
  *   modprobe mpa_echo port=7175 markers=1
  *   echo hello | mpacat --markers 127.0.0.1 7175     # prints hello
@@ -122,6 +125,14 @@ static bool inline_resume;
 module_param(inline_resume, bool, 0644);
 MODULE_PARM_DESC(inline_resume, "Responder: call mpa_kresume() from the writable callback itself rather than from a work item");
 
+static unsigned int greet;
+module_param(greet, uint, 0644);
+MODULE_PARM_DESC(greet, "Responder: once established, send ULPDUs of this many octets (ULPDU k filled by t_fill(5000 + k)) until mpa_ksend() says -EAGAIN (0: do not)");
+
+static unsigned int greet_max = 64 << 20;
+module_param(greet_max, uint, 0644);
+MODULE_PARM_DESC(greet_max, "Responder: greet with at most this many octets");
+
 /* Pages one ULPDU takes, at page offsets below 64 */
 #define ECHO_MAX_BVECS	DIV_ROUND_UP(MPA_MAX_ULPDU, PAGE_SIZE - 64)
 /* ULPDUs one Initiator sends at most */
@@ -129,6 +140,8 @@ MODULE_PARM_DESC(inline_resume, "Responder: call mpa_kresume() from the writable
 #define ECHO_MAX_SIZES	128
 /* How long a graceful close waits for the peer to take what we sent */
 #define ECHO_CLOSE_WAIT	(5 * HZ)
+/* A greeting's ULPDU k is filled by t_fill(ECHO_GREET_SEED + k) */
+#define ECHO_GREET_SEED	5000
 
 enum echo_phase {
 	ECHO_STARTUP,
@@ -153,6 +166,8 @@ static const char * const echo_phase_names[] = {
  * @odd: place ULPDUs in bio_vecs at odd offsets
  * @inline_resume: resume from the writable callback itself
  * @slow_ms: refuse each ULPDU once and take it this much later
+ * @greet: Responder: the size of the greeting's ULPDUs, 0 for none
+ * @greet_max: Responder: octets the greeting sends at most
  * @answer_ms: Responder: answer the Request this late
  * @reject: Responder: reject the Request
  * @peer: the peer's address
@@ -182,6 +197,7 @@ static const char * const echo_phase_names[] = {
  * @resumes: mpa_kresume() calls
  * @send_eagain: mpa_ksend() said -EAGAIN
  * @writable: the writable callback told us of room again
+ * @greeted: Responder: ULPDUs of the greeting sent
  * @verified: Initiator: ULPDUs that came back unchanged
  * @bad: Initiator: ULPDUs that came back different
  * @take_next: slow consumer: the next ULPDU may be taken
@@ -200,6 +216,7 @@ static const char * const echo_phase_names[] = {
  * @resume_work: slow consumer: takes a refused ULPDU (mpa_kresume())
  * @room_work: takes a ULPDU refused for want of room to echo it
  * @send_work: Initiator: sends the ULPDUs
+ * @greet_work: Responder: sends the greeting
  * @close_work: detaches and closes
  */
 struct echo_conn {
@@ -210,6 +227,8 @@ struct echo_conn {
 	bool odd;
 	bool inline_resume;
 	unsigned int slow_ms;
+	u32 greet;
+	u32 greet_max;
 	unsigned int answer_ms;
 	bool reject;
 	struct sockaddr_storage peer;
@@ -240,6 +259,7 @@ struct echo_conn {
 	u64 resumes;
 	u64 send_eagain;
 	u64 writable;
+	u64 greeted;
 	u64 verified;
 	u64 bad;
 	bool take_next;
@@ -259,6 +279,7 @@ struct echo_conn {
 	struct delayed_work answer_work;
 	struct delayed_work resume_work;
 	struct delayed_work send_work;
+	struct work_struct greet_work;
 	struct work_struct room_work;
 	struct work_struct close_work;
 };
@@ -428,14 +449,30 @@ static int echo_tx_send(struct echo_conn *ec, struct mpa_conn *c,
 	return 0;
 }
 
+/* Fill @tx's pages with @len octets of echo_fill(@seed), via ec->txbuf. */
+static void echo_tx_fill(struct echo_conn *ec, struct echo_tx *tx, u32 len,
+			 u64 seed)
+{
+	unsigned int i;
+	u32 o;
+
+	echo_fill(ec->txbuf, len, seed);
+	for (i = 0, o = 0; i < tx->nr; i++) {
+		struct bio_vec *bv = &tx->bv[i];
+
+		memcpy(page_address(bv->bv_page) + bv->bv_offset,
+		       ec->txbuf + o, bv->bv_len);
+		o += bv->bv_len;
+	}
+}
+
 /* Initiator: send the ULPDUs, as far as MPA takes them now. */
 static void echo_send_work(struct work_struct *w)
 {
 	struct echo_conn *ec = container_of(to_delayed_work(w),
 					    struct echo_conn, send_work);
 	struct echo_tx *tx;
-	unsigned int i;
-	u32 len, o;
+	u32 len;
 	int ret;
 
 	mutex_lock(&ec->mu);
@@ -446,14 +483,7 @@ static void echo_send_work(struct work_struct *w)
 			echo_queue_delayed(ec, &ec->send_work, 10);
 			break;
 		}
-		echo_fill(ec->txbuf, len, ec->seed + ec->next_tx);
-		for (i = 0, o = 0; i < tx->nr; i++) {
-			struct bio_vec *bv = &tx->bv[i];
-
-			memcpy(page_address(bv->bv_page) + bv->bv_offset,
-			       ec->txbuf + o, bv->bv_len);
-			o += bv->bv_len;
-		}
+		echo_tx_fill(ec, tx, len, ec->seed + ec->next_tx);
 		ret = echo_tx_send(ec, ec->c, tx, len);
 		if (ret) {
 			echo_tx_free(tx);
@@ -463,6 +493,44 @@ static void echo_send_work(struct work_struct *w)
 			break;
 		}
 		ec->next_tx++;
+	}
+	mutex_unlock(&ec->mu);
+}
+
+/*
+ * Responder: greet the Initiator with ULPDUs of our own before it sent
+ * anything. MPA holds them (R-7.1.2-15), charged to the send buffer, until
+ * mpa_ksend() says it is full; we stop there (or at greet_max octets).
+ */
+static void echo_greet_work(struct work_struct *w)
+{
+	struct echo_conn *ec = container_of(w, struct echo_conn, greet_work);
+	u64 sent = 0, k = 0;
+	struct echo_tx *tx;
+	int ret;
+
+	mutex_lock(&ec->mu);
+	while (ec->c && !READ_ONCE(ec->dying) &&
+	       sent + ec->greet <= ec->greet_max) {
+		tx = echo_tx_alloc(ec, ec->greet);
+		if (!tx) {
+			spin_lock(&ec->lock);
+			ec->kerr = -ENOMEM;
+			spin_unlock(&ec->lock);
+			break;
+		}
+		echo_tx_fill(ec, tx, ec->greet, ECHO_GREET_SEED + k);
+		ret = echo_tx_send(ec, ec->c, tx, ec->greet);
+		if (ret) {
+			/* -EAGAIN: the send buffer is full; the greeting ends */
+			echo_tx_free(tx);
+			break;
+		}
+		sent += ec->greet;
+		k++;
+		spin_lock(&ec->lock);
+		ec->greeted = k;
+		spin_unlock(&ec->lock);
 	}
 	mutex_unlock(&ec->mu);
 }
@@ -482,6 +550,7 @@ static void echo_teardown(struct echo_conn *ec, bool abort)
 	cancel_delayed_work_sync(&ec->answer_work);
 	cancel_delayed_work_sync(&ec->resume_work);
 	cancel_delayed_work_sync(&ec->send_work);
+	cancel_work_sync(&ec->greet_work);
 	cancel_work_sync(&ec->room_work);
 
 	mutex_lock(&ec->mu);
@@ -645,6 +714,8 @@ static void echo_established(struct mpa_conn *c, void *priv)
 	spin_unlock(&ec->lock);
 	if (ec->role == MPA_ROLE_INITIATOR)
 		echo_queue_delayed(ec, &ec->send_work, 0);
+	else if (ec->greet)
+		echo_queue(ec, &ec->greet_work);
 }
 
 /* Place the ULPDU in @buf (sink, Initiator). */
@@ -845,6 +916,7 @@ static struct echo_conn *echo_conn_new(u32 role, const struct echo_init *in)
 	INIT_DELAYED_WORK(&ec->answer_work, echo_answer_work);
 	INIT_DELAYED_WORK(&ec->resume_work, echo_resume_work);
 	INIT_DELAYED_WORK(&ec->send_work, echo_send_work);
+	INIT_WORK(&ec->greet_work, echo_greet_work);
 	INIT_WORK(&ec->room_work, echo_room_work);
 	INIT_WORK(&ec->close_work, echo_close_work);
 	ec->rx_crc = ~0;
@@ -855,9 +927,16 @@ static struct echo_conn *echo_conn_new(u32 role, const struct echo_init *in)
 		ec->sink = READ_ONCE(sink);
 		ec->answer_ms = READ_ONCE(answer_ms);
 		ec->reject = READ_ONCE(reject);
+		ec->greet = min_t(u32, READ_ONCE(greet), MPA_MAX_ULPDU);
+		ec->greet_max = READ_ONCE(greet_max);
 		if (ec->sink) {
 			ec->buf = kvmalloc(MPA_MAX_ULPDU, GFP_KERNEL);
 			if (!ec->buf)
+				goto fail;
+		}
+		if (ec->greet) {
+			ec->txbuf = kvmalloc(ec->greet, GFP_KERNEL);
+			if (!ec->txbuf)
 				goto fail;
 		}
 		return ec;
@@ -1209,6 +1288,7 @@ static void echo_show_one(struct seq_file *m, struct echo_conn *ec)
 		   (u64)atomic64_read(&ec->tx_done));
 	seq_printf(m, " refused=%llu resumes=%llu send_eagain=%llu writable=%llu",
 		   ec->refused, ec->resumes, ec->send_eagain, ec->writable);
+	seq_printf(m, " greeted=%llu", ec->greeted);
 	seq_printf(m, " sent=%u total=%u verified=%llu bad=%llu",
 		   ec->next_tx, ec->total, ec->verified, ec->bad);
 	seq_printf(m, " err_code=%u err_reason=%u err_errno=%d kerr=%d",

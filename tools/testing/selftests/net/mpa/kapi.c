@@ -11,6 +11,9 @@
  *              (mpa_kresume()): our sends block or get EAGAIN, nothing lost
  *   answer     the module rejects (ECONNREFUSED here, with its Private
  *              Data), or answers late from a work item
+ *   held       the module's Responder sends before our first ULPDU:
+ *              MPA holds its ULPDUs, mpa_ksend() says EAGAIN once the send
+ *              buffer is full, writable once there is room again
  *   initiator  the module's Initiator against our Responder
  *   errors     what the module's error callback hears: a bad Request, the
  *              startup timeout, CRC and Marker errors, a FIN inside an
@@ -796,6 +799,106 @@ TEST_F_TIMEOUT(sink, stream, 180)
 	ASSERT_WAIT(self->fd, -1, "released", 1, &ki);
 	EXPECT_KE(&ki, "peer_closed", 1);
 	free(buf);
+	close(self->fd);
+}
+
+/*
+ * held: the module's Responder greets us with ULPDUs of its own as soon as
+ * the connection is established. MPA holds them until our first FPDU
+ * (R-7.1.2-15), and counts them in the socket's send buffer, the
+ * consumer's pages included: mpa_ksend() says -EAGAIN once the buffer is
+ * full, not only after the module sent greet_max (64 MiB). Our first
+ * ULPDU releases them; they all arrive, then its echo; and the module's
+ * writable callback tells it of room again.
+ */
+#define HELD_SIZE	16000
+#define HELD_SEED	5000	/* mpa_echo's ECHO_GREET_SEED */
+
+FIXTURE(held)
+{
+	int fd;
+};
+
+FIXTURE_VARIANT(held)
+{
+	int family;
+	bool mod_m;
+	bool user_m;
+};
+
+FIXTURE_VARIANT_ADD(held, v4) { .family = AF_INET, };
+FIXTURE_VARIANT_ADD(held, v6_markers) {
+	.family = AF_INET6, .mod_m = 1, .user_m = 1,
+};
+
+FIXTURE_SETUP(held)
+{
+	signal(SIGPIPE, SIG_IGN);
+	self->fd = -1;
+	ASSERT_EQ(0, ke_load("greet=%d markers=%d", HELD_SIZE, variant->mod_m));
+}
+
+FIXTURE_TEARDOWN_PARENT(held)
+{
+	ke_restore();
+}
+
+/* tcp_wmem's maximum: a TCP socket's send buffer grows no larger. */
+static long ke_wmem_max(void)
+{
+	long lo, def, max = -1;
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld %ld", &lo, &def, &max) != 3)
+			max = -1;
+		fclose(f);
+	}
+	return max;
+}
+
+TEST_F_TIMEOUT(held, send_buffer, 180)
+{
+	static size_t sizes[4200];
+	long wmem_max = ke_wmem_max();
+	size_t one = 100, n, i;
+	struct ke_info ki;
+	uint8_t first[100];
+
+	ASSERT_LT(0, wmem_max);
+	self->fd = ke_open(_metadata, variant->family, variant->user_m, 1, 0, 0);
+	ASSERT_LE(0, self->fd);
+	/* the greeting stops at the first -EAGAIN */
+	ASSERT_WAIT(self->fd, -1, "send_eagain", 1, &ki);
+	n = ke_num(&ki, "greeted");
+	TH_LOG("held: %zu ULPDUs of %d octets queued, then -EAGAIN (tcp_wmem max %ld): %s",
+	       n, HELD_SIZE, wmem_max, ki.line);
+	ASSERT_LT(0, n);
+	ASSERT_GE(4096, n);
+	EXPECT_GE(wmem_max + HELD_SIZE, (long)(n * HELD_SIZE));
+	EXPECT_KE(&ki, "tx", n);
+	EXPECT_KE(&ki, "writable", 0);
+	/*
+	 * Zero copy: the pages are MPA's until TCP lets go of them. With
+	 * Markers every 512 octets a ULPDU this long takes more pieces than
+	 * an FPDU record holds: it is copied, and done at once.
+	 */
+	EXPECT_KE(&ki, "tx_done", variant->user_m ? n : 0);
+	EXPECT_KE(&ki, "kerr", 0);
+
+	/* Our first ULPDU releases them; it comes back after them. */
+	t_fill(first, one, 42);
+	ASSERT_EQ((ssize_t)one, t_send(self->fd, first, one));
+	for (i = 0; i < n; i++)
+		sizes[i] = HELD_SIZE;
+	t_rx_check(_metadata, self->fd, sizes, n, HELD_SEED);
+	t_rx_check(_metadata, self->fd, &one, 1, 42);
+	/* and the module was told of room again */
+	ASSERT_WAIT(self->fd, -1, "writable", 1, &ki);
+	echo_close(_metadata, self->fd, n + 1);
+	ASSERT_EQ(0, ke_get_fd(self->fd, &ki));
+	EXPECT_KE(&ki, "rx", 1);
+	EXPECT_KE(&ki, "tx", n + 1);
 	close(self->fd);
 }
 
