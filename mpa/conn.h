@@ -62,7 +62,7 @@ struct mpa_tx_rec {
 
 /* Bits of mpa_conn::events: what the worker has to look at */
 enum {
-	MPA_EV_TIMEOUT,		/* the startup timer expired */
+	MPA_EV_TIMEOUT,		/* the timer expired (startup, copy mode retry) */
 	MPA_EV_RESUME,		/* an in-kernel consumer takes ULPDUs again */
 };
 
@@ -112,7 +112,9 @@ enum {
  *	(read locklessly by poll)
  * @rx_done: ULPDU octets of the FPDU already returned
  * @rx_cfill: octets of the FPDU moved into @rx_cbuf (copy mode)
- * @rx_cbuf: copy mode buffer (MPA_FPDU_MAX_SPAN), allocated on first use
+ * @rx_cbuf: copy mode buffer, while an FPDU is in copy mode
+ * @rx_csize: its size: the FPDU's span (or its header's while the length
+ *	is not known)
  * @rx_err: sticky receive errno (EBADMSG, EPROTO), 0 while healthy
  * @rx_reset: the reader was told of a reset: end of file from now on
  * @kernel: an in-kernel consumer attached it (stays set after
@@ -133,7 +135,8 @@ enum {
  * @ino: the socket's inode number, as ss shows it
  * @events: MPA_EV_* bits for the worker
  * @work: runs the startup state machine in process context
- * @timer: the startup timeout
+ * @timer: the startup timeout; in Full Operation, when to try again to
+ *	allocate a copy mode buffer
  * @rcu: frees the object after a grace period (diag readers)
  */
 struct mpa_conn {
@@ -180,6 +183,7 @@ struct mpa_conn {
 	u32 rx_done;
 	u32 rx_cfill;
 	u8 *rx_cbuf;
+	u32 rx_csize;
 	int rx_err;
 	bool rx_reset;
 

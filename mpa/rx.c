@@ -13,7 +13,10 @@
  * pressure) would stall the connection: then its octets are moved, as they
  * come, into a buffer of the connection's own (copy mode), which frees
  * TCP's buffer and reopens the window. The wire offset of the FPDU's first
- * @rx_cfill octets is in that buffer, the rest in the queue.
+ * @rx_cfill octets is in that buffer, the rest in the queue. The buffer is
+ * as large as the FPDU (at most 65288 octets), allocated with the socket's
+ * allocation flags, charged to the socket's memory cgroup, and freed as
+ * soon as the FPDU is consumed: an idle connection holds none.
  *
  * Readiness is computed in the socket's data_ready callback (softirq, or
  * the socket owner's backlog processing) and under the socket lock in
@@ -22,11 +25,15 @@
  */
 #include <linux/export.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
 #include <linux/uio.h>
 #include <net/tcp.h>
 
 #include "conn.h"
 #include "netns.h"
+
+/* Copy mode without memory: when to try again */
+#define MPA_RX_RETRY	(HZ / 10)
 
 /* A walk over a range of TCP's receive queue */
 struct mpa_rxq_iter {
@@ -261,16 +268,49 @@ static bool mpa_rx_need_copy(struct mpa_conn *c)
 	return c->rx_cfill || tcp_epollin_ready(sk, INT_MAX);
 }
 
+static void mpa_rx_cbuf_free(struct mpa_conn *c)
+{
+	kvfree(c->rx_cbuf);
+	c->rx_cbuf = NULL;
+	c->rx_csize = 0;
+}
+
+/*
+ * Make the copy mode buffer hold @size octets, keeping the @rx_cfill it
+ * has. It is charged (__GFP_ACCOUNT) to the socket's memory cgroup, as
+ * TCP's buffers are, whichever task runs this (the connection's work runs
+ * in a kworker), and allocated with the socket's flags: a consumer in the
+ * memory reclaim path sets GFP_NOIO or GFP_ATOMIC there.
+ */
+static int mpa_rx_cbuf_grow(struct mpa_conn *c, u32 size)
+{
+	struct sock *sk = c->sk;
+	struct mem_cgroup *old = NULL;
+	u8 *buf;
+
+	if (size <= c->rx_csize)
+		return 0;
+	/* the socket holds a reference on its memory cgroup */
+	if (sk->sk_memcg)
+		old = set_active_memcg(sk->sk_memcg);
+	buf = kvmalloc(size, sk->sk_allocation | __GFP_ACCOUNT | __GFP_NOWARN);
+	if (sk->sk_memcg)
+		set_active_memcg(old);
+	if (!buf)
+		return -ENOMEM;
+	if (c->rx_cfill)
+		memcpy(buf, c->rx_cbuf, c->rx_cfill);
+	kvfree(c->rx_cbuf);
+	c->rx_cbuf = buf;
+	c->rx_csize = size;
+	return 0;
+}
+
 /* Copy mode: move the next FPDU's queued octets into our own buffer. */
 static void mpa_rx_copyin(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
 
-	if (!c->rx_cbuf) {
-		c->rx_cbuf = kvmalloc(MPA_FPDU_MAX_SPAN, GFP_KERNEL);
-		if (!c->rx_cbuf)
-			return;		/* tried again with the next data */
-	}
 	while (mpa_rx_need_copy(c)) {
 		/* Up to ULPDU_Length first: the FPDU's end is not known. */
 		u32 want = c->rx_have_lo ? c->rx_lo.span :
@@ -278,7 +318,18 @@ static void mpa_rx_copyin(struct mpa_conn *c)
 			   MPA_HDR_SIZE;
 		u32 n = min_t(u32, want - c->rx_cfill, tcp_inq(sk));
 
-		if (!n || mpa_rxq_peek(sk, 0, c->rx_cbuf + c->rx_cfill, n))
+		if (!n)
+			break;
+		if (mpa_rx_cbuf_grow(c, want)) {
+			/*
+			 * No memory (or the memory cgroup is at its limit):
+			 * try again soon, as the window may be shut and no
+			 * more data come to bring us back.
+			 */
+			mod_timer(&c->timer, jiffies + MPA_RX_RETRY);
+			break;
+		}
+		if (mpa_rxq_peek(sk, 0, c->rx_cbuf + c->rx_cfill, n))
 			break;
 		mpa_rxq_consume(sk, n);
 		c->rx_cfill += n;
@@ -336,6 +387,8 @@ static void mpa_rx_consume(struct mpa_conn *c)
 	c->stats.rx_markers += lo->nr_markers + lo->lead_marker;
 	c->rx_pos += lo->span;
 	c->rx_cfill = 0;
+	if (c->rx_cbuf)
+		mpa_rx_cbuf_free(c);
 	c->rx_done = 0;
 	c->rx_valid = false;
 	c->rx_have_lo = false;
@@ -360,6 +413,10 @@ bool mpa_rx_process(struct mpa_conn *c)
 		/* Nothing after a bad FPDU is delivered: keep TCP flowing. */
 		if (tcp_inq(sk))
 			mpa_rxq_consume(sk, tcp_inq(sk));
+		if (c->rx_cbuf) {
+			c->rx_cfill = 0;
+			mpa_rx_cbuf_free(c);
+		}
 		return true;
 	}
 	for (;;) {
@@ -630,6 +687,5 @@ void mpa_rx_data_ready(struct mpa_conn *c)
  */
 void mpa_rx_release(struct mpa_conn *c)
 {
-	kvfree(c->rx_cbuf);
-	c->rx_cbuf = NULL;
+	mpa_rx_cbuf_free(c);
 }

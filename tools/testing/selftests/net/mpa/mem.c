@@ -9,17 +9,30 @@
  *                 TCP's memory accounting (/proc/net/sockstat "TCP: mem")
  *                 while MPA holds them, once only when TCP has them, and
  *                 not at all after the peer read them
+ *   copy.one_octet_short  a peer holds 1000 connections, each one octet short of a
+ *                 whole FPDU of 64768 octets in copy mode (a small
+ *                 SO_RCVBUF): the copy buffers are charged to the sockets'
+ *                 memory cgroup (where the kernel has memory cgroups: not
+ *                 the debug lane's), the memory used stays within a bound,
+ *                 and it is freed as soon as the FPDUs complete, the
+ *                 connections still open
  *
  * The figures measured are printed (TH_LOG). Run as root.
  */
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <linux/sockios.h>
 
 #include "kselftest_harness.h"
 #include "mpa_test.h"
 
-#define MIB	(1024 * 1024L)
+#define KIB	1024L
+#define MIB	(1024 * KIB)
 
 /* An integer from a /proc or /sys file, after @key if given; -1 if none. */
 static long long m_read_num(const char *path, const char *key)
@@ -79,6 +92,40 @@ static long m_tcp_mem_slack(void)
 	if (rsv < 0)
 		rsv = 256;
 	return rsv * (cpus > 0 ? cpus : 1) + 64;
+}
+
+/*
+ * Memory in use, in octets (MemTotal - MemFree), and the part of it in
+ * the slab caches (Slab: kmalloc's pages of 64 KiB objects count there).
+ * Shrinking every slab cache first frees what KASAN's quarantine keeps of
+ * what was freed (the debug lane), so that it is not counted.
+ */
+static void m_used(long long *used, long long *slab)
+{
+	char path[300];
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir("/sys/kernel/slab");
+	while (d && (de = readdir(d))) {
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink",
+			 de->d_name);
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			continue;
+		/* a cache that cannot be shrunk is no matter */
+		(void)!write(fd, "1", 1);
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	*slab = m_read_num("/proc/meminfo", "Slab:") * KIB;
+	*used = (m_read_num("/proc/meminfo", "MemTotal:") -
+		 m_read_num("/proc/meminfo", "MemFree:")) * KIB;
 }
 
 /* What the workqueue check looks for in /proc: the rescuer's name. */
@@ -261,6 +308,252 @@ TEST_F_TIMEOUT(tx, charged, 300)
 	free(buf);
 	free(ulpdu);
 	free(exp);
+}
+
+/*
+ * copy_buffers: @N connections, each with a raw Initiator that sent all but
+ * the last octet of an FPDU carrying CB_ULPDU octets, to an MPA Responder
+ * whose small receive buffer forces copy mode. The test runs in a memory
+ * cgroup of its own, so that the sockets (and what MPA charges for them)
+ * are charged there.
+ */
+#define CB_CONNS	1000
+#define CB_ULPDU	MPA_MAX_ULPDU
+#define CB_RCVBUF	16384		/* sk_rcvbuf 32 KiB: copy mode */
+#define CB_CGROUP_ROOT	"/sys/fs/cgroup"
+
+FIXTURE(copy)
+{
+	int raw[CB_CONNS];
+	int m[CB_CONNS];
+	int n;
+	char cg[128];
+	bool in_cg;
+};
+
+static int m_write(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = write(fd, s, strlen(s));
+	close(fd);
+	return r == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* Has the kernel the memory cgroup controller ("memory" in /proc/cgroups)? */
+static bool m_have_memcg(void)
+{
+	char line[256], name[64];
+	int hier, num, enabled;
+	bool have = false;
+	FILE *f;
+
+	f = fopen("/proc/cgroups", "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %d %d %d", name, &hier, &num,
+			   &enabled) == 4 && !strcmp(name, "memory"))
+			have = enabled;
+	fclose(f);
+	return have;
+}
+
+/* A memory cgroup of our own, with us in it: 0, or -1. */
+static int m_cgroup_enter(char *cg, size_t size)
+{
+	char path[256], pid[32];
+
+	if (access(CB_CGROUP_ROOT "/cgroup.controllers", F_OK) &&
+	    mount("cgroup2", CB_CGROUP_ROOT, "cgroup2", 0, NULL))
+		return -1;
+	if (m_write(CB_CGROUP_ROOT "/cgroup.subtree_control", "+memory"))
+		return -1;
+	snprintf(cg, size, CB_CGROUP_ROOT "/mpa-mem-%d", getpid());
+	if (mkdir(cg, 0755) && errno != EEXIST)
+		return -1;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	return m_write(path, pid);
+}
+
+/* memory.current of @cg, 0 outside a memory cgroup */
+static long long m_cg_current(bool in_cg, const char *cg)
+{
+	char path[256];
+
+	if (!in_cg)
+		return 0;
+	snprintf(path, sizeof(path), "%s/memory.current", cg);
+	return m_read_num(path, NULL);
+}
+
+FIXTURE_SETUP(copy)
+{
+	struct rlimit rl = { CB_CONNS * 2 + 100, CB_CONNS * 2 + 100 };
+
+	signal(SIGPIPE, SIG_IGN);
+	self->n = 0;
+	self->in_cg = false;
+	ASSERT_EQ(0, system("modprobe mpa"));
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	/* the debug lane's kernel has no cgroups: the bounds only, there */
+	if (!m_have_memcg()) {
+		TH_LOG("no memory cgroup controller: what is charged to it is not checked");
+		return;
+	}
+	ASSERT_EQ(0, m_cgroup_enter(self->cg, sizeof(self->cg)))
+		TH_LOG("no memory cgroup: %s", strerror(errno));
+	self->in_cg = true;
+}
+
+FIXTURE_TEARDOWN(copy)
+{
+	char pid[32];
+	int i;
+
+	for (i = 0; i < self->n; i++) {
+		mpa_close_abort(self->raw[i]);
+		mpa_close_abort(self->m[i]);
+	}
+	if (self->in_cg) {
+		snprintf(pid, sizeof(pid), "%d", getpid());
+		m_write(CB_CGROUP_ROOT "/cgroup.procs", pid);
+		rmdir(self->cg);
+	}
+}
+
+/* Send @len octets of @buf on the non-blocking @fd, waiting for room. */
+static int m_send_all(int fd, const uint8_t *buf, size_t len, int ms)
+{
+	long end = t_now_ms() + ms;
+	ssize_t r;
+
+	while (len) {
+		r = send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r > 0) {
+			buf += r;
+			len -= r;
+			continue;
+		}
+		if (r < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		if (t_now_ms() > end)
+			return -1;
+		t_poll(fd, POLLOUT, 100);
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(copy, one_octet_short, 900)
+{
+	long long used0, used1, used2, slab0, slab1, slab2, cg0, cg1, cg2;
+	long long bound;
+	long tm0, tm1, tm2, t_start = t_now_ms(), t_setup, t_fill_done;
+	struct sockaddr_storage addr;
+	uint8_t *ulpdu, *fpdu, *got;
+	int lfd, sz = CB_RCVBUF, i, fl;
+	long long wire;
+	socklen_t len;
+	ssize_t r;
+
+	ulpdu = malloc(T_ULPDU_BUF);
+	fpdu = malloc(T_FPDU_MAX);
+	got = malloc(T_ULPDU_BUF);
+	ASSERT_TRUE(ulpdu && fpdu && got);
+	t_fill(ulpdu, CB_ULPDU, 77);
+	wire = t_fpdu_encode(fpdu, 0, false, ulpdu, CB_ULPDU, NULL);
+
+	lfd = mpa_listener(AF_INET, &addr, &len);
+	ASSERT_LE(0, lfd);
+	/* accepted sockets inherit it: copy mode for FPDUs above ~16 KiB */
+	ASSERT_EQ(0, setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)));
+	for (i = 0; i < CB_CONNS; i++) {
+		int raw = socket(AF_INET, SOCK_STREAM, 0);
+
+		ASSERT_LE(0, raw);
+		ASSERT_EQ(0, connect(raw, (struct sockaddr *)&addr, len))
+			TH_LOG("connection %d: %s", i, strerror(errno));
+		self->raw[i] = raw;
+		self->m[i] = accept(lfd, NULL, NULL);
+		ASSERT_LE(0, self->m[i]);
+		self->n = i + 1;
+		ASSERT_LE(0, t_raw_initiator(self->m[i], raw, T_C, false, true))
+			TH_LOG("connection %d", i);
+		ASSERT_EQ(0, t_nonblock(raw));
+		ASSERT_EQ(0, t_set_timeo(self->m[i], SO_RCVTIMEO, 60000));
+	}
+	close(lfd);
+	t_setup = t_now_ms();
+
+	m_used(&used0, &slab0);
+	cg0 = m_cg_current(self->in_cg, self->cg);
+	tm0 = m_tcp_mem_pages();
+	if (self->in_cg)
+		ASSERT_LT(0, cg0);
+
+	/* All but the last octet of the FPDU, on every connection. */
+	for (i = 0; i < CB_CONNS; i++)
+		ASSERT_EQ(0, m_send_all(self->raw[i], fpdu, wire - 1, 60000))
+			TH_LOG("connection %d: %s", i, strerror(errno));
+	/* They only fit in through copy mode: TCP acknowledged them all. */
+	for (i = 0; i < CB_CONNS; i++)
+		ASSERT_EQ(0, t_wait_acked(self->raw[i], 120000))
+			TH_LOG("connection %d: not all acknowledged", i);
+	t_fill_done = t_now_ms();
+	m_used(&used1, &slab1);
+	cg1 = m_cg_current(self->in_cg, self->cg);
+	tm1 = m_tcp_mem_pages();
+
+	/*
+	 * The copy buffers hold at most an FPDU each (64776 octets here),
+	 * TCP's queue at most the receive buffer (sk_rcvbuf, twice
+	 * SO_RCVBUF): a generous bound.
+	 */
+	bound = (long long)CB_CONNS * (wire + 2 * sz + 16 * KIB);
+	TH_LOG("%d connections, FPDUs of %lld octets one short (setup %ld ms, filling %ld ms):",
+	       CB_CONNS, wire, t_setup - t_start, t_fill_done - t_setup);
+	TH_LOG("  memory used %+lld KiB (%lld per connection; slab caches %+lld KiB), bound %lld KiB",
+	       (used1 - used0) / KIB, (used1 - used0) / CB_CONNS,
+	       (slab1 - slab0) / KIB, bound / KIB);
+	TH_LOG("  memory cgroup %+lld KiB (%lld per connection); TCP mem %+ld pages",
+	       (cg1 - cg0) / KIB, (cg1 - cg0) / CB_CONNS, tm1 - tm0);
+	EXPECT_GE(bound, used1 - used0);
+	/* the copy buffers are charged to the sockets' memory cgroup */
+	if (self->in_cg) {
+		EXPECT_LE((long long)CB_CONNS * (wire - 1) * 3 / 4, cg1 - cg0)
+			TH_LOG("the copy buffers are not charged to the memory cgroup");
+		EXPECT_GE(bound, cg1 - cg0);
+	}
+
+	/* The last octets: every ULPDU arrives whole and right. */
+	for (i = 0; i < CB_CONNS; i++)
+		ASSERT_EQ(1, t_send(self->raw[i], fpdu + wire - 1, 1));
+	for (i = 0; i < CB_CONNS; i++) {
+		r = t_recv_flags(self->m[i], got, T_ULPDU_BUF, 0, &fl);
+		ASSERT_EQ(CB_ULPDU, r) TH_LOG("connection %d: %s", i,
+					      strerror(errno));
+		ASSERT_TRUE(fl & MSG_EOR);
+		ASSERT_EQ(0, memcmp(got, ulpdu, CB_ULPDU));
+	}
+	m_used(&used2, &slab2);
+	cg2 = m_cg_current(self->in_cg, self->cg);
+	tm2 = m_tcp_mem_pages();
+	TH_LOG("  FPDUs complete and read (%ld ms in all): memory used %+lld KiB (slab caches %+lld KiB), memory cgroup %+lld KiB, TCP mem %+ld pages",
+	       t_now_ms() - t_start, (used2 - used0) / KIB,
+	       (slab2 - slab0) / KIB, (cg2 - cg0) / KIB, tm2 - tm0);
+	/* Idle connections hold no copy buffer. */
+	EXPECT_GE((long long)CB_CONNS * 16 * KIB, used2 - used0)
+		TH_LOG("the copy buffers outlive their FPDUs");
+	if (self->in_cg)
+		EXPECT_GE((long long)CB_CONNS * 16 * KIB, cg2 - cg0)
+			TH_LOG("the copy buffers outlive their FPDUs");
+	free(ulpdu);
+	free(fpdu);
+	free(got);
 }
 
 TEST_HARNESS_MAIN
