@@ -63,7 +63,8 @@ struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp)
 	struct mpa_net_policy np;
 	struct mpa_conn *c;
 
-	c = kzalloc(sizeof(*c), gfp);
+	/* charged to the memory cgroup of whoever attaches MPA */
+	c = kzalloc(sizeof(*c), gfp | __GFP_ACCOUNT);
 	if (!c)
 		return NULL;
 	c->sk = sk;

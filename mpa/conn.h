@@ -103,7 +103,6 @@ enum {
  * @tx_queue: closed FPDUs not yet (fully) taken by TCP, in order
  * @tx_charged: octets of @tx_queue and @tx_open charged to sk_wmem_queued
  *	and sk_forward_alloc
- * @tx_frag: page fragment the wire images are cut from
  * @rx_pos: stream position (from @rx_seq_start) of the next FPDU
  * @rx_lo: layout of that FPDU, once its ULPDU_Length was read
  * @rx_have_lo: @rx_lo is valid
@@ -173,7 +172,6 @@ struct mpa_conn {
 	struct mpa_tx_rec *tx_open;
 	struct list_head tx_queue;
 	u32 tx_charged;
-	struct page_frag tx_frag;
 
 	u32 rx_pos;
 	struct mpa_fpdu_layout rx_lo;

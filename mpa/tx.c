@@ -68,10 +68,15 @@ static void mpa_tx_rec_free(struct mpa_conn *c, struct mpa_tx_rec *r)
 	kfree(r);
 }
 
-/* Grow @r's wire image to @len octets, from the connection's page_frag. */
+/*
+ * Grow @r's wire image to @len octets, from the socket's page fragment:
+ * the task's, or the socket's own when its consumer may run in the memory
+ * reclaim path (sk_use_task_frag clear), allocated with the socket's
+ * allocation flags, as TCP does.
+ */
 static int mpa_tx_rec_grow(struct mpa_conn *c, struct mpa_tx_rec *r, u32 len)
 {
-	struct page_frag *pf = &c->tx_frag;
+	struct page_frag *pf = sk_page_frag(c->sk);
 	struct mpa_tx_chunk *ch;
 	u32 n;
 	int ret;
@@ -227,7 +232,7 @@ static struct mpa_tx_rec *mpa_tx_rec_new(struct mpa_conn *c, u32 len)
 {
 	struct mpa_tx_rec *r;
 
-	r = kzalloc(sizeof(*r), c->sk->sk_allocation);
+	r = kzalloc(sizeof(*r), c->sk->sk_allocation | __GFP_ACCOUNT);
 	if (!r)
 		return NULL;
 	mpa_fpdu_layout(&r->lo, c->tx_pos, c->params.tx_markers, len);
@@ -757,9 +762,5 @@ void mpa_tx_release(struct mpa_conn *c)
 	list_for_each_entry_safe(r, tmp, &c->tx_queue, list) {
 		list_del(&r->list);
 		mpa_tx_rec_free(c, r);
-	}
-	if (c->tx_frag.page) {
-		put_page(c->tx_frag.page);
-		c->tx_frag.page = NULL;
 	}
 }

@@ -17,7 +17,10 @@
  * mpa_kresume()). A Responder can also greet the Initiator: send ULPDUs
  * of its own as soon as the connection is established, which MPA holds
  * until the Initiator's first FPDU (R-7.1.2-15), until mpa_ksend() says
- * the send buffer is full. For example, with mpacat (tools/mpacat/):
+ * the send buffer is full. With noio=1 it does what a consumer in the
+ * memory reclaim path (a storage target) must: its sockets allocate with
+ * GFP_NOIO and do not use the task's page fragment. For example, with mpacat
+ * (tools/mpacat/):
  *
  *   modprobe mpa_echo port=7175 markers=1
  *   echo hello | mpacat --markers 127.0.0.1 7175     # prints hello
@@ -133,6 +136,10 @@ static unsigned int greet_max = 64 << 20;
 module_param(greet_max, uint, 0644);
 MODULE_PARM_DESC(greet_max, "Responder: greet with at most this many octets");
 
+static bool noio;
+module_param(noio, bool, 0644);
+MODULE_PARM_DESC(noio, "Run as a consumer in the memory reclaim path: sk_allocation GFP_NOIO, no task page fragment");
+
 /* Pages one ULPDU takes, at page offsets below 64 */
 #define ECHO_MAX_BVECS	DIV_ROUND_UP(MPA_MAX_ULPDU, PAGE_SIZE - 64)
 /* ULPDUs one Initiator sends at most */
@@ -166,6 +173,7 @@ static const char * const echo_phase_names[] = {
  * @odd: place ULPDUs in bio_vecs at odd offsets
  * @inline_resume: resume from the writable callback itself
  * @slow_ms: refuse each ULPDU once and take it this much later
+ * @gfp: allocation flags of our own pages (GFP_NOIO with noio)
  * @greet: Responder: the size of the greeting's ULPDUs, 0 for none
  * @greet_max: Responder: octets the greeting sends at most
  * @answer_ms: Responder: answer the Request this late
@@ -227,6 +235,7 @@ struct echo_conn {
 	bool odd;
 	bool inline_resume;
 	unsigned int slow_ms;
+	gfp_t gfp;
 	u32 greet;
 	u32 greet_max;
 	unsigned int answer_ms;
@@ -378,13 +387,13 @@ static struct echo_tx *echo_tx_alloc(struct echo_conn *ec, u32 len)
 	struct echo_tx *tx;
 	u32 left = len;
 
-	tx = kzalloc(sizeof(*tx), GFP_KERNEL);
+	tx = kzalloc(sizeof(*tx), ec->gfp);
 	if (!tx)
 		return NULL;
 	tx->ec = ec;
 	while (left) {
 		unsigned int off = ec->odd ? (tx->nr * 7 + 1) % 64 : 0;
-		struct page *page = alloc_page(GFP_KERNEL);
+		struct page *page = alloc_page(ec->gfp);
 		u32 n = min_t(u32, left, PAGE_SIZE - off);
 
 		if (!page) {
@@ -923,6 +932,7 @@ static struct echo_conn *echo_conn_new(u32 role, const struct echo_init *in)
 	ec->odd = READ_ONCE(odd_bvecs);
 	ec->inline_resume = READ_ONCE(inline_resume);
 	ec->slow_ms = READ_ONCE(slow_ms);
+	ec->gfp = READ_ONCE(noio) ? GFP_NOIO : GFP_KERNEL;
 	if (role == MPA_ROLE_RESPONDER) {
 		ec->sink = READ_ONCE(sink);
 		ec->answer_ms = READ_ONCE(answer_ms);
@@ -974,6 +984,16 @@ static int echo_start(struct socket *sock, const struct mpa_kparams *kp,
 		return -ENOMEM;
 	}
 	kernel_getpeername(sock, (struct sockaddr *)&ec->peer);
+	if (ec->gfp == GFP_NOIO) {
+		/*
+		 * What a consumer in the memory reclaim path (a storage
+		 * target or initiator) does before it uses the socket: MPA
+		 * allocates with these flags, and from the socket's own page
+		 * fragment (mpa.rst, "Memory").
+		 */
+		sock->sk->sk_allocation = GFP_NOIO;
+		sock->sk->sk_use_task_frag = false;
+	}
 	ec->sock = sock;
 	mutex_lock(&echo_mutex);
 	ec->id = ++echo_next_id;
@@ -1288,7 +1308,8 @@ static void echo_show_one(struct seq_file *m, struct echo_conn *ec)
 		   (u64)atomic64_read(&ec->tx_done));
 	seq_printf(m, " refused=%llu resumes=%llu send_eagain=%llu writable=%llu",
 		   ec->refused, ec->resumes, ec->send_eagain, ec->writable);
-	seq_printf(m, " greeted=%llu", ec->greeted);
+	seq_printf(m, " greeted=%llu noio=%d", ec->greeted,
+		   ec->gfp == GFP_NOIO);
 	seq_printf(m, " sent=%u total=%u verified=%llu bad=%llu",
 		   ec->next_tx, ec->total, ec->verified, ec->bad);
 	seq_printf(m, " err_code=%u err_reason=%u err_errno=%d kerr=%d",

@@ -14,6 +14,8 @@
  *   held       the module's Responder sends before our first ULPDU:
  *              MPA holds its ULPDUs, mpa_ksend() says EAGAIN once the send
  *              buffer is full, writable once there is room again
+ *   noio       the module's sockets set up as a consumer in the memory
+ *              reclaim path does (GFP_NOIO), copy mode included
  *   initiator  the module's Initiator against our Responder
  *   errors     what the module's error callback hears: a bad Request, the
  *              startup timeout, CRC and Marker errors, a FIN inside an
@@ -899,6 +901,54 @@ TEST_F_TIMEOUT(held, send_buffer, 180)
 	ASSERT_EQ(0, ke_get_fd(self->fd, &ki));
 	EXPECT_KE(&ki, "rx", 1);
 	EXPECT_KE(&ki, "tx", n + 1);
+	close(self->fd);
+}
+
+/*
+ * noio: the module's sockets run as a consumer in the memory reclaim path
+ * sets them up (sk_allocation GFP_NOIO, no task page fragment; mpa.rst,
+ * "Memory"), with a small receive buffer, so that large ULPDUs go through
+ * copy mode: every ULPDU still comes back.
+ */
+FIXTURE(noio)
+{
+	int fd;
+};
+
+FIXTURE_VARIANT(noio)
+{
+	int family;
+	bool mod_m;
+};
+
+FIXTURE_VARIANT_ADD(noio, v4) { .family = AF_INET, };
+FIXTURE_VARIANT_ADD(noio, v6_markers) { .family = AF_INET6, .mod_m = 1, };
+
+FIXTURE_SETUP(noio)
+{
+	signal(SIGPIPE, SIG_IGN);
+	self->fd = -1;
+	ASSERT_EQ(0, ke_load("noio=1 rcvbuf=4096 markers=%d", variant->mod_m));
+}
+
+FIXTURE_TEARDOWN_PARENT(noio)
+{
+	ke_restore();
+}
+
+TEST_F_TIMEOUT(noio, echo, 180)
+{
+	struct ke_info ki;
+
+	self->fd = ke_open(_metadata, variant->family, 0, 1, 0, 0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ke_get_fd(self->fd, &ki));
+	EXPECT_KE(&ki, "noio", 1);
+	echo_xfer(_metadata, self->fd, sweep, NSWEEP, 700);
+	ASSERT_EQ(0, ke_get_fd(self->fd, &ki));
+	EXPECT_KE(&ki, "rx", NSWEEP);
+	EXPECT_KE(&ki, "tx", NSWEEP);
+	echo_close(_metadata, self->fd, NSWEEP);
 	close(self->fd);
 }
 
