@@ -121,7 +121,7 @@ demo:
 
 # MPA sockets against plain TCP, ratios measured in one stock guest
 bench:
-	@$(T)/bench.sh
+	@$(T)/bench/bench.sh
 
 fuzz:
 	@$(MAKE) -s -C $(T)/fuzz fuzz-long
