@@ -5,9 +5,11 @@
  * The ULPDU is copied once from the caller into page fragments laid out as
  * the FPDU's whole wire image (Markers, ULPDU_Length, ULPDU, PAD, CRC), the
  * CRC computed over the copy as it is made, and the pages are handed to TCP
- * with MSG_SPLICE_PAGES. Every FPDU is sent with MSG_EOR, so TCP starts a
- * new segment for the next one: an FPDU of at most MULPDU fills one segment
- * by itself (Appendix A).
+ * with MSG_SPLICE_PAGES.
+ *
+ * Segments (Appendix A, R-4.5-5): TCP may put several FPDUs in one segment,
+ * as it packs small sends when the sender is ahead of the wire, but never
+ * splits one that fits in a segment; see mpa_tx_align().
  *
  * FPDUs TCP cannot take yet, and a Responder's FPDUs before the first valid
  * FPDU arrived (R-7.1.2-15), wait in mpa_conn::tx_queue. Every octet of
@@ -23,6 +25,7 @@
 #include <linux/highmem.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
+#include <net/hotdata.h>
 #include <net/tcp.h>
 
 #include "conn.h"
@@ -495,6 +498,80 @@ bool mpa_tx_pending(const struct mpa_conn *c)
 	return !list_empty(&c->tx_queue);
 }
 
+/* Wire octets of @r's pages from @off on: how many skb fragments they take. */
+static unsigned int mpa_tx_rec_frags(const struct mpa_tx_rec *r, u32 off)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < r->nr_chunks; i++) {
+		const struct mpa_tx_chunk *ch = &r->chunks[i];
+		u32 a, b;
+
+		if (off >= ch->len) {
+			off -= ch->len;
+			continue;
+		}
+		/* TCP takes pages one (small) page at a time */
+		a = ch->off + off;
+		b = ch->off + ch->len - 1;
+		n += b / PAGE_SIZE - a / PAGE_SIZE + 1;
+		off = 0;
+	}
+	return n;
+}
+
+/*
+ * Before TCP takes FPDU @r (none of it yet): make sure no segment splits
+ * an FPDU that fits in one (Appendix A, R-4.5-5), while letting several
+ * FPDUs share a segment when the sender is ahead of the wire, as TCP packs
+ * small sends then (autocorking, Nagle, TCP_CORK).
+ *
+ * TCP appends what it is given to the last skb of its write queue (none of
+ * which has gone out yet) unless that skb is marked end-of-record, as
+ * MSG_EOR marks it, and cuts each skb into segments of the MSS from the
+ * skb's first octet. So the FPDU would start at offset tail->len % MSS of
+ * a segment. It joins the tail if it fits in what is left of that segment;
+ * if not, the tail is marked end-of-record and the FPDU starts a new skb,
+ * so a new segment (a larger FPDU too: it then starts a segment).
+ *
+ * The one cut TCP makes elsewhere than at a multiple of the MSS is at the
+ * edge of the peer's receive window, which would shift every later FPDU
+ * of the skb against the segments: so the tail only grows past its first
+ * segment while all of it fits in the window offered now (the window's
+ * edge only moves on). An skb of one segment at most goes out whole,
+ * but for TCP's window probe: when the peer's window stays below one
+ * segment, the persist timer sends what fits, cutting wherever the window
+ * ends, as it would cut a lone FPDU; make bench sees it as the rare
+ * segment that is not aligned (its alignment share).
+ *
+ * The tail is also ended when it could not take all of the FPDU's page
+ * fragments (TCP would start a new skb inside the FPDU), and when it holds
+ * octets of the startup phase.
+ *
+ * The MSS is TCP's mss_cache (ambiguity A13): what TCP segments with,
+ * unless it is sending SACK blocks.
+ */
+static void mpa_tx_align(struct mpa_conn *c, const struct mpa_tx_rec *r)
+{
+	struct sock *sk = c->sk;
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct sk_buff *tail = tcp_write_queue_tail(sk);
+	u32 mss = READ_ONCE(tp->mss_cache), used, end;
+	unsigned int frags;
+
+	if (!tail || !tail->len || !tcp_skb_can_collapse_to(tail) || !mss)
+		return;		/* the FPDU starts a new skb anyway */
+	used = tail->len % mss;
+	end = TCP_SKB_CB(tail)->seq + tail->len + r->len;
+	frags = skb_shinfo(tail)->nr_frags;
+	if ((used && r->len > mss - used) ||
+	    (tail->len + r->len > mss && after(end, tcp_wnd_end(tp))) ||
+	    (frags && frags + mpa_tx_rec_frags(r, 0) >
+		      READ_ONCE(net_hotdata.sysctl_max_skb_frags)) ||
+	    before(TCP_SKB_CB(tail)->seq, c->tx_seq_start))
+		TCP_SKB_CB(tail)->eor = 1;
+}
+
 /**
  * mpa_tx_push() - hand queued FPDUs to TCP, as far as it takes them now
  * @c: the connection, socket locked, process context
@@ -536,8 +613,9 @@ int mpa_tx_push(struct mpa_conn *c)
 				      ch->off + skip);
 			skip = 0;
 		}
-		msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL |
-				MSG_EOR;
+		if (!r->sent)
+			mpa_tx_align(c, r);
+		msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
 		if (r->uarg) {
 			/* TCP links its skbs to the completion */
 			msg.msg_flags ^= MSG_SPLICE_PAGES | MSG_ZEROCOPY;
