@@ -112,6 +112,17 @@ run_kapi() {
 	run_guest_suite "$1" kapi tools/testing/kapi-suite.sh
 }
 
+# Networks that misbehave: the faults selftest (netem, a corrupting tc
+# filter, path MTU changes; mpa_echo.ko for mpa_kmulpdu()).
+run_faults() {
+	if [ ! -x "$MPA_BUILD/selftests/faults" ]; then
+		msg "no faults selftest program (see $out/selftests-build.log)"
+		report "faults-$1" 0 1
+		return
+	fi
+	run_guest_suite "$1" faults tools/testing/faults-suite.sh
+}
+
 # The control plane's suite: netlink.py (the "mpa" generic netlink family
 # through YNL, cli.py and mpactl; /proc/net/mpa_stat). The guest's HOME is
 # not ours: it is told where the kernel tree with YNL is.
@@ -142,6 +153,7 @@ run_lane() {
 		report "selftests-$lane" 0 1
 		report "kapi-$lane" 0 1
 		report "netlink-$lane" 0 1
+		report "faults-$lane" 0 1
 		[ "$lane" = debug ] && report interop-debug 0 1
 		return
 	fi
@@ -168,8 +180,8 @@ run_lane() {
 	p=0 f=0
 	for t in "$MPA_BUILD"/selftests/*; do
 		[ -x "$t" ] || continue
-		# kapi is a suite of its own (run_kapi)
-		[ "$(basename "$t")" = kapi ] && continue
+		# kapi and faults are suites of their own
+		case $(basename "$t") in kapi | faults) continue ;; esac
 		read -r lp lf < <(count_tap "$res/selftests/$(basename "$t").tap")
 		[ "$lf" = 0 ] || show_tap_failures "$res/selftests/$(basename "$t").tap"
 		p=$((p + lp)) f=$((f + lf))
@@ -179,6 +191,7 @@ run_lane() {
 
 	run_kapi "$lane"
 	run_netlink "$lane"
+	run_faults "$lane"
 	if [ "$lane" = debug ]; then
 		run_interop
 	fi

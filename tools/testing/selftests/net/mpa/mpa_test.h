@@ -1343,47 +1343,58 @@ static inline int t_mpa_options(int fd, int role, bool markers, bool crc)
 }
 
 /*
+ * Take the connected TCP sockets @i (the Initiator) and @r (the Responder)
+ * to Full Operation. @init_m and @resp_m: the Markers each wants in what it
+ * receives; !@crc: both announce C=0 (crc-off-allowed must be set). 0, or
+ * -1 with what failed on stderr (the sockets stay open).
+ */
+static inline int t_mpa_establish(int i, int r, bool init_m, bool resp_m,
+				  bool crc)
+{
+	const char *what;
+
+	what = "options";
+	if (t_mpa_options(i, MPA_ROLE_INITIATOR, init_m, crc) ||
+	    t_mpa_options(r, MPA_ROLE_RESPONDER, resp_m, crc))
+		goto fail;
+	what = "Initiator's non-blocking MPA_START";
+	if (t_nonblock(i) || mpa_start(i) != -1 || errno != EINPROGRESS)
+		goto fail;
+	what = "Responder's MPA_START";
+	if (mpa_start(r))
+		goto fail;
+	what = "MPA_ACCEPT";
+	if (mpa_answer(r, MPA_ACCEPT, NULL, 0))
+		goto fail;
+	what = "the Initiator's startup";
+	if (t_wait_startup(i, 10000) < 0 || t_blocking(i))
+		goto fail;
+	what = "Full Operation";
+	if (mpa_state(i) != MPA_STATE_FULL || mpa_state(r) != MPA_STATE_FULL)
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "# t_mpa_establish: %s failed: %s; states %ld/%ld\n",
+		what, strerror(errno), mpa_state(i), mpa_state(r));
+	return -1;
+}
+
+/*
  * Two MPA sockets in Full Operation over loopback: *i the Initiator (the
- * client), *r the Responder. @init_m and @resp_m: the Markers each wants
- * in what it receives; !@crc: both announce C=0 (crc-off-allowed must be
- * set). With @mss, TCP_MAXSEG before the handshake. 0, or -1 with what
- * failed on stderr (both sockets closed).
+ * client), *r the Responder. @init_m, @resp_m and @crc as for
+ * t_mpa_establish(). With @mss, TCP_MAXSEG before the handshake. 0, or -1
+ * with what failed on stderr (both sockets closed).
  */
 static inline int t_mpa_pair(int family, int mss, bool init_m, bool resp_m,
 			     bool crc, int *i, int *r)
 {
-	const char *what;
-	int err = 0;
-
 	if (mpa_tcp_pair_mss(family, mss, i, r)) {
 		fprintf(stderr, "# t_mpa_pair: no TCP pair: %s\n",
 			strerror(errno));
 		return -1;
 	}
-	what = "options";
-	if (t_mpa_options(*i, MPA_ROLE_INITIATOR, init_m, crc) ||
-	    t_mpa_options(*r, MPA_ROLE_RESPONDER, resp_m, crc))
-		goto fail;
-	what = "Initiator's non-blocking MPA_START";
-	if (t_nonblock(*i) || mpa_start(*i) != -1 || errno != EINPROGRESS)
-		goto fail;
-	what = "Responder's MPA_START";
-	if (mpa_start(*r))
-		goto fail;
-	what = "MPA_ACCEPT";
-	if (mpa_answer(*r, MPA_ACCEPT, NULL, 0))
-		goto fail;
-	what = "the Initiator's startup";
-	if (t_wait_startup(*i, 10000) < 0 || t_blocking(*i))
-		goto fail;
-	what = "Full Operation";
-	if (mpa_state(*i) != MPA_STATE_FULL || mpa_state(*r) != MPA_STATE_FULL)
-		goto fail;
-	return 0;
-fail:
-	err = errno;
-	fprintf(stderr, "# t_mpa_pair: %s failed: %s; states %ld/%ld\n", what,
-		strerror(err), mpa_state(*i), mpa_state(*r));
+	if (!t_mpa_establish(*i, *r, init_m, resp_m, crc))
+		return 0;
 	close(*i);
 	close(*r);
 	*i = *r = -1;
