@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * MPA on networks that misbehave: network namespaces joined by veth pairs,
- * with tc on the path (Run as root; needs ip and tc from iproute2, netem,
+ * with tc on the path (run as root; needs ip and tc from iproute2, netem,
  * u32, pedit and csum).
  *
  *   impaired  netem on both sides of the path (delay 20 ms +- 5 ms, 2 %
- *             loss, 5 % reordering, 1 % duplication, a rate limit): random
- *             ULPDUs of 1..64768 octets both ways at once over Markers x
- *             CRC, every ULPDU checked end to end (count, lengths, content,
- *             a CRC32c of all), no MPA error, both ends close cleanly
- *   corrupt   a tc filter rewrites payload octets of chosen segments and
+ *             loss, 5 % reordering, 1 % duplication, 20 Mbit/s): four
+ *             connections at once, Markers x CRC, random ULPDUs of
+ *             1..64768 octets both ways at once, every ULPDU checked end
+ *             to end (count, lengths, content, a CRC32c of all), no MPA
+ *             error, both ends close cleanly
+ *   corrupt   a tc filter rewrites a payload octet of a chosen segment and
  *             recomputes the TCP checksum (act_pedit + act_csum, a faulty
  *             NIC or middlebox): TCP delivers the corrupted octets. With
  *             CRC every corruption is caught (code 2, EBADMSG) and nothing
  *             corrupted reaches the reader; with C=0 corrupted ULPDUs are
  *             delivered (the contrast)
+ *   window    a bad FPDU found with the receive window closed: the peer's
+ *             data keeps flowing without another recv()
  *   pmtu      the path MTU falls and rises while a transfer runs (PMTU
  *             discovery through a router namespace): MULPDU follows the
  *             EMSS (R-4.5-7), an FPDU sized for the current MULPDU stays in
@@ -276,6 +279,28 @@ static uint32_t f_mulpdu(int fd)
 	return res.mulpdu;
 }
 
+/*
+ * What the startup negotiated on @fd is Markers both ways or none, and CRC
+ * or not: 0, or -1 (logged).
+ */
+static int f_flags_are(int fd, bool markers, bool crc)
+{
+	uint8_t want = (markers ? MPA_RESULT_TX_MARKERS |
+				  MPA_RESULT_RX_MARKERS : 0) |
+		       (crc ? MPA_RESULT_CRC : 0);
+	uint8_t mask = MPA_RESULT_TX_MARKERS | MPA_RESULT_RX_MARKERS |
+		       MPA_RESULT_CRC;
+	struct mpa_result res;
+
+	if (mpa_getstruct(fd, MPA_RESULT, &res, sizeof(res)))
+		return -1;
+	if ((res.flags & mask) == want)
+		return 0;
+	fprintf(stderr, "# faults: MPA_RESULT flags 0x%x, want 0x%x of 0x%x\n",
+		res.flags, want, mask);
+	return -1;
+}
+
 /* ULPDU streams: sizes and contents from a seed (t_fill of seed + k) */
 
 static size_t f_size(uint64_t *s)
@@ -530,6 +555,8 @@ TEST_F_TIMEOUT(impaired, markers_x_crc_both_ways, 300)
 				       self->lfd, &c->i, &c->r));
 		ASSERT_EQ(0, t_mpa_establish(c->i, c->r, c->markers,
 					     c->markers, c->crc));
+		ASSERT_EQ(0, f_flags_are(c->i, c->markers, c->crc));
+		ASSERT_EQ(0, f_flags_are(c->r, c->markers, c->crc));
 		ASSERT_EQ(0, f_timeouts(c->i, F_WAIT));
 		ASSERT_EQ(0, f_timeouts(c->r, F_WAIT));
 		c->ti = (struct f_tx){ .fd = c->i, .seed = 0x1a770 + k,
@@ -879,6 +906,7 @@ static void cor_batch(struct __test_metadata *_metadata,
 				       self->lfd, &rd->i, &rd->r));
 		ASSERT_EQ(0, t_mpa_establish(rd->i, rd->r, rd->markers,
 					     rd->markers, crc));
+		ASSERT_EQ(0, f_flags_are(rd->r, rd->markers, crc));
 		ASSERT_EQ(0, f_timeouts(rd->i, 20000));
 		ASSERT_EQ(0, f_timeouts(rd->r, 20000));
 	}
