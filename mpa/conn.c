@@ -13,6 +13,57 @@ static void mpa_conn_work(struct work_struct *work);
 static void mpa_conn_timeout(struct timer_list *t);
 
 /*
+ * Connections and FPDU records come from slab caches of their own, so that
+ * /proc/slabinfo tells what MPA holds (and a connection takes its own size,
+ * not the next kmalloc size up). Both are charged to the memory cgroup.
+ */
+static struct kmem_cache *mpa_conn_cache;
+struct kmem_cache *mpa_tx_rec_cache;
+
+/**
+ * mpa_conn_cache_init() - create the slab caches
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int mpa_conn_cache_init(void)
+{
+	size_t off = offsetof(struct mpa_conn, local_pd);
+	size_t len = offsetofend(struct mpa_conn, rx_frame) - off;
+
+	/*
+	 * Our Private Data and the peer's startup frame go to and come from
+	 * userspace as they are (MPA_PRIVATE_DATA, MPA_PEER_PRIVATE_DATA):
+	 * the fields from @local_pd to @rx_frame are the usercopy region.
+	 */
+	BUILD_BUG_ON(offsetof(struct mpa_conn, rx_frame) <
+		     offsetof(struct mpa_conn, local_pd));
+	mpa_conn_cache = kmem_cache_create_usercopy("mpa_conn",
+						    sizeof(struct mpa_conn), 0,
+						    SLAB_ACCOUNT, off, len, NULL);
+	if (!mpa_conn_cache)
+		return -ENOMEM;
+	mpa_tx_rec_cache = KMEM_CACHE(mpa_tx_rec, SLAB_ACCOUNT);
+	if (!mpa_tx_rec_cache) {
+		kmem_cache_destroy(mpa_conn_cache);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * mpa_conn_cache_exit() - destroy the slab caches
+ *
+ * Every connection is gone (each held a module reference); the last ones
+ * may still wait for their RCU grace period, which kmem_cache_destroy()
+ * waits for.
+ */
+void mpa_conn_cache_exit(void)
+{
+	kmem_cache_destroy(mpa_tx_rec_cache);
+	kmem_cache_destroy(mpa_conn_cache);
+}
+
+/*
  * Socket callbacks. They run in softirq context (or in process context from
  * the socket backlog) and only hand work to mpa_conn_work(), which runs the
  * state machine under the socket lock.
@@ -63,8 +114,11 @@ struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp)
 	struct mpa_net_policy np;
 	struct mpa_conn *c;
 
-	/* charged to the memory cgroup of whoever attaches MPA */
-	c = kzalloc(sizeof(*c), gfp | __GFP_ACCOUNT);
+	/*
+	 * The socket's allocation flags; the cache is SLAB_ACCOUNT: charged
+	 * to the memory cgroup of whoever attaches MPA
+	 */
+	c = kmem_cache_zalloc(mpa_conn_cache, gfp);
 	if (!c)
 		return NULL;
 	c->sk = sk;

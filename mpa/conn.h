@@ -79,7 +79,8 @@ enum {
  * @role: MPA_ROLE_INITIATOR or MPA_ROLE_RESPONDER, 0 until set
  * @policy: local startup choices (M, C, revision, Rev 2 block)
  * @timeout_ms: startup timeout, 0 for none
- * @local_pd: Initiator: the Request's Private Data
+ * @local_pd: Initiator: the Request's Private Data (@local_pd to @rx_frame:
+ *	the slab cache's usercopy region, see mpa_conn_cache_init())
  * @local_pd_len: its length
  * @peer: the Request or Reply received, once parsed; @peer.pd points into
  *	@rx_frame
@@ -284,6 +285,9 @@ struct mpa_conn_info {
 extern struct workqueue_struct *mpa_wq;
 
 /* conn.c: lifetime, callbacks, errors */
+extern struct kmem_cache *mpa_tx_rec_cache;
+int mpa_conn_cache_init(void);
+void mpa_conn_cache_exit(void);
 struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp);
 void mpa_conn_stop(struct mpa_conn *c);
 void mpa_conn_detach(struct mpa_conn *c);

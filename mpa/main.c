@@ -31,9 +31,14 @@ static int __init mpa_init(void)
 	int ret;
 
 	mpa_sock_init();
+	ret = mpa_conn_cache_init();
+	if (ret)
+		return ret;
 	mpa_wq = alloc_workqueue("mpa", WQ_MEM_RECLAIM, 0);
-	if (!mpa_wq)
-		return -ENOMEM;
+	if (!mpa_wq) {
+		ret = -ENOMEM;
+		goto err_cache;
+	}
 	ret = mpa_net_init();
 	if (ret)
 		goto err_wq;
@@ -51,6 +56,8 @@ err_net:
 	mpa_net_exit();
 err_wq:
 	destroy_workqueue(mpa_wq);
+err_cache:
+	mpa_conn_cache_exit();
 	return ret;
 }
 
@@ -67,6 +74,7 @@ static void __exit mpa_exit(void)
 	mpa_nl_exit();
 	mpa_net_exit();
 	destroy_workqueue(mpa_wq);
+	mpa_conn_cache_exit();
 }
 
 module_init(mpa_init);

@@ -306,6 +306,7 @@ static int mpa_do_getsockopt(struct mpa_conn *c, int optname,
 		struct mpa_frame_info fi;
 		struct mpa_result res;
 		struct mpa_error_info err;
+		struct mpa_stats st;
 	} v;
 	int size = sizeof(u32);
 
@@ -364,8 +365,9 @@ static int mpa_do_getsockopt(struct mpa_conn *c, int optname,
 		size = sizeof(v.err);
 		break;
 	case MPA_STATS:
-		return mpa_put(optval, optlen, len, &c->stats,
-			       sizeof(c->stats), false);
+		mpa_conn_stats(c, &v.st);
+		size = sizeof(v.st);
+		break;
 	default:
 		return -ENOPROTOOPT;
 	}

@@ -68,7 +68,7 @@ static void mpa_tx_rec_free(struct mpa_conn *c, struct mpa_tx_rec *r)
 		put_page(r->chunks[i].page);
 	/* the consumer's pages may be reused once TCP lets go of them too */
 	net_zcopy_put(r->uarg);
-	kfree(r);
+	kmem_cache_free(mpa_tx_rec_cache, r);
 }
 
 /*
@@ -235,7 +235,8 @@ static struct mpa_tx_rec *mpa_tx_rec_new(struct mpa_conn *c, u32 len)
 {
 	struct mpa_tx_rec *r;
 
-	r = kzalloc(sizeof(*r), c->sk->sk_allocation | __GFP_ACCOUNT);
+	/* the socket's flags; the cache is SLAB_ACCOUNT (memory cgroup) */
+	r = kmem_cache_zalloc(mpa_tx_rec_cache, c->sk->sk_allocation);
 	if (!r)
 		return NULL;
 	mpa_fpdu_layout(&r->lo, c->tx_pos, c->params.tx_markers, len);
