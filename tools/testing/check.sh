@@ -83,18 +83,23 @@ guest_log_cases() {
 # on the guest's command line (VAR='value' settings for it). A suite whose
 # TAP is made on the host from what the guest left sets SUITE_HOST_STEP to
 # the command that makes it (it gets $MPA_RESULTS/NAME as its argument).
+#
+# SUITE_MEM=MB gives the guest that much memory.
 run_guest_suite() {
-	local lane=$1 name=$2 script=$3 rc p f lp lf
+	local lane=$1 name=$2 script=$3 rc p f lp lf t0
 	local res=$out/$lane-$name
 	shift 3
 	rm -rf "$res"
 	mkdir -p "$res"
+	t0=$(date +%s)
 	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 1800 --results "$res" \
+		${SUITE_MEM:+--memory "$SUITE_MEM"} \
 		-- "$@" "$script" > "$res/run.log" 2>&1
 	rc=$?
 	if [ -n "${SUITE_HOST_STEP:-}" ]; then
 		$SUITE_HOST_STEP "$res/$name" > "$res/$name-host.log" 2>&1
 	fi
+	echo "$(($(date +%s) - t0))" > "$res/seconds"
 	read -r p f < <(count_tap "$res/$name/$name.tap")
 	[ "$f" = 0 ] || show_tap_failures "$res/$name/$name.tap"
 	read -r lp lf < <(guest_log_cases "$lane" "$res" "$rc")
@@ -141,6 +146,23 @@ run_interop() {
 		"MPA_YNL_DIR='$(mpa_source_tree)/tools/net/ynl'"
 }
 
+# Suites of their own, from the selftest programs of the same names
+# (tools/testing/stress-suite.sh): churn on both lanes, the 10 000 idle
+# connections on stock (with 2 GiB), allocation failures on debug (fault
+# injection).
+own_suites=" kapi faults churn idle alloc "
+
+run_stress() {
+	local lane=$1 name=$2
+
+	if [ ! -x "$MPA_BUILD/selftests/$name" ]; then
+		msg "no $name selftest program (see $out/selftests-build.log)"
+		report "$name-$lane" 0 1
+		return
+	fi
+	run_guest_suite "$lane" "$name" tools/testing/stress-suite.sh "MPA_SUITE=$name"
+}
+
 run_lane() {
 	local lane=$1 rc p f lp lf t
 	local res=$out/$lane
@@ -154,6 +176,9 @@ run_lane() {
 		report "kapi-$lane" 0 1
 		report "netlink-$lane" 0 1
 		report "faults-$lane" 0 1
+		report "churn-$lane" 0 1
+		[ "$lane" = stock ] && report idle-stock 0 1
+		[ "$lane" = debug ] && report alloc-debug 0 1
 		[ "$lane" = debug ] && report interop-debug 0 1
 		return
 	fi
@@ -180,8 +205,8 @@ run_lane() {
 	p=0 f=0
 	for t in "$MPA_BUILD"/selftests/*; do
 		[ -x "$t" ] || continue
-		# kapi and faults are suites of their own
-		case $(basename "$t") in kapi | faults) continue ;; esac
+		# kapi, churn, ... are suites of their own
+		case "$own_suites" in *" $(basename "$t") "*) continue ;; esac
 		read -r lp lf < <(count_tap "$res/selftests/$(basename "$t").tap")
 		[ "$lf" = 0 ] || show_tap_failures "$res/selftests/$(basename "$t").tap"
 		p=$((p + lp)) f=$((f + lf))
@@ -192,7 +217,11 @@ run_lane() {
 	run_kapi "$lane"
 	run_netlink "$lane"
 	run_faults "$lane"
-	if [ "$lane" = debug ]; then
+	run_stress "$lane" churn
+	if [ "$lane" = stock ]; then
+		SUITE_MEM=2048 run_stress "$lane" idle
+	else
+		run_stress "$lane" alloc
 		run_interop
 	fi
 }

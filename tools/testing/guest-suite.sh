@@ -23,8 +23,10 @@ mkdir -p "$out/selftests"
 for t in "$MPA_BUILD"/selftests/*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
-	# suites in guests of their own (kapi-suite.sh, faults-suite.sh)
-	case $name in kapi | faults) continue ;; esac
+	# suites of their own, each in a guest of its own: the in-kernel
+	# API's (kapi-suite.sh), faults (faults-suite.sh) and the stress
+	# selftests (stress-suite.sh)
+	case "$name" in kapi | faults | churn | idle | alloc) continue ;; esac
 	echo "guest-suite: selftest $name"
 	"$t" > "$out/selftests/$name.tap" 2>&1
 	echo "guest-suite: selftest $name exited $?"

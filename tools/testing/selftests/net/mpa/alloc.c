@@ -1,0 +1,1098 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Allocation failures in the module's own call paths (debug kernel:
+ * CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS,
+ * CONFIG_FAULT_INJECTION_STACKTRACE_FILTER). Both fault attributes are
+ * restricted with require-start/require-end to mpa.ko's text: an
+ * allocation fails (with the chosen probability) only when an mpa.ko
+ * function is on its stack, whatever the context: our syscalls, MPA's
+ * work items, the socket callbacks in softirq, TCP called by MPA, and the
+ * callbacks of mpa_echo (samples/mpa/) that MPA makes. Under that:
+ *
+ *   startup    attaching MPA and the startup phase, then a ULPDU each way
+ *   traffic    ULPDUs both ways at once on several connections (Markers
+ *              and CRC combinations, MSG_MORE pieces, one receiver in copy
+ *              mode with a small SO_RCVBUF), then shutdown(SHUT_WR)
+ *   kapi       the in-kernel API through mpa_echo: its Responder echoing
+ *              our ULPDUs, its Initiator against our echoing Responder
+ *   ending     connections with data queued both ways ended by close(),
+ *              shutdown() or a reset from either side
+ *   unload     the failures counted, then mpa_echo and mpa unload
+ *
+ * What must hold: every failure is a documented error to its caller
+ * (ENOMEM from setsockopt(TCP_ULP) and from send(), which then queued
+ * nothing and is simply repeated; a startup that fails does so with one of
+ * MPA_START's errors), a ULPDU a send() accepted is delivered, intact and
+ * in order, unless the connection reports an error at the receiver
+ * (never a clean end of file short of it), a receiver never gets a
+ * corrupted or partial ULPDU, nothing hangs, and the kernel log stays
+ * clean (KASAN, lockdep, kmemleak: the suite checks the guest's log).
+ *
+ * MPA_ALLOC_PROB sets the failure probability in percent (10), and
+ * MPA_ALLOC_SEED the seed of the sizes (printed).
+ */
+#include <elf.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "mpa_test.h"
+#include "mpa_stress.h"
+
+#define FI_SLAB		"/sys/kernel/debug/failslab/"
+#define FI_PAGE		"/sys/kernel/debug/fail_page_alloc/"
+#define FI_TIMES	10000000L	/* failures allowed: counts down */
+#define AL_PROB		10
+#define AL_WAIT		30000	/* ms: no step may take longer */
+#define AL_DIR_WAIT	240000	/* ms: one direction of the traffic test */
+#define AL_TIMEOUT	4000	/* ms: MPA_TIMEOUT of the startups */
+#define AL_RETRIES	10000	/* ENOMEM on one send, at most */
+#define AL_PORT		17176
+#define AL_MIN_FAILS	200	/* "hundreds" of injected failures */
+#define KE_DIR		"/sys/kernel/debug/mpa_echo/"
+
+/* Fault injection */
+
+static int fi_set(const char *dir, const char *attr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fi_set(const char *dir, const char *attr, const char *fmt, ...)
+{
+	char path[256], val[64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(val, sizeof(val), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "%s%s", dir, attr);
+	return s_write_file(path, val);
+}
+
+static long long fi_get(const char *dir, const char *attr)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), "%s%s", dir, attr);
+	if (s_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	/* addresses do not fit a long long: read them unsigned */
+	return (long long)strtoull(buf, NULL, 0);
+}
+
+/*
+ * mpa.ko's text: the addresses of its loaded sections, the sizes from the
+ * module file. [*start, *end) covers every executable section still
+ * loaded (the init sections are gone).
+ */
+static int fi_module_text(unsigned long long *start, unsigned long long *end)
+{
+	char path[512], buf[64], *shstr = NULL;
+	unsigned long long a;
+	Elf64_Shdr *sh = NULL;
+	Elf64_Ehdr eh;
+	FILE *f, *p;
+	unsigned int k;
+	int ret = -1;
+
+	p = popen("modinfo -n mpa", "r");
+	if (!p)
+		return -1;
+	if (!fgets(path, sizeof(path), p)) {
+		pclose(p);
+		return -1;
+	}
+	pclose(p);
+	path[strcspn(path, "\n")] = 0;
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fread(&eh, sizeof(eh), 1, f) != 1 ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr))
+		goto out;
+	sh = calloc(eh.e_shnum, sizeof(*sh));
+	if (!sh || fseek(f, eh.e_shoff, SEEK_SET) ||
+	    fread(sh, sizeof(*sh), eh.e_shnum, f) != eh.e_shnum)
+		goto out;
+	shstr = malloc(sh[eh.e_shstrndx].sh_size);
+	if (!shstr || fseek(f, sh[eh.e_shstrndx].sh_offset, SEEK_SET) ||
+	    fread(shstr, 1, sh[eh.e_shstrndx].sh_size, f) !=
+	    sh[eh.e_shstrndx].sh_size)
+		goto out;
+	*start = ~0ull;
+	*end = 0;
+	for (k = 0; k < eh.e_shnum; k++) {
+		const char *name = shstr + sh[k].sh_name;
+
+		if (!(sh[k].sh_flags & SHF_EXECINSTR) || !sh[k].sh_size)
+			continue;
+		snprintf(path, sizeof(path), "/sys/module/mpa/sections/%s",
+			 name);
+		if (s_read_file(path, buf, sizeof(buf)) <= 0)
+			continue;	/* not loaded (init) */
+		a = strtoull(buf, NULL, 0);
+		if (!a)
+			continue;
+		if (a < *start)
+			*start = a;
+		if (a + sh[k].sh_size > *end)
+			*end = a + sh[k].sh_size;
+	}
+	ret = *end > *start ? 0 : -1;
+out:
+	free(sh);
+	free(shstr);
+	fclose(f);
+	return ret;
+}
+
+/*
+ * TCP drops a FIN or a reset it cannot allocate (tcp_send_fin(),
+ * tcp_send_active_reset(): they are never retried), which leaves the peer
+ * waiting for ever whatever MPA does. Failures are not injected there: the
+ * range from the first of the two to the end of the second (found in
+ * /proc/kallsyms: they are neighbours in tcp_output.c).
+ */
+static int fi_tcp_fin_rst(unsigned long long *start, unsigned long long *end,
+			  unsigned int *funcs)
+{
+	unsigned long long a, fin = 0, rst = 0, next = ~0ull;
+	char line[512], sym[256];
+	FILE *f;
+	char t;
+
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &t, sym) == 3) {
+			if (!strcmp(sym, "tcp_send_fin"))
+				fin = a;
+			else if (!strcmp(sym, "tcp_send_active_reset"))
+				rst = a;
+		}
+	if (!fin || !rst) {
+		fclose(f);
+		return -1;
+	}
+	*start = fin < rst ? fin : rst;
+	a = fin < rst ? rst : fin;
+	/* the end of the second: the next function */
+	*funcs = 0;
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long b;
+
+		if (sscanf(line, "%llx %c %255s", &b, &t, sym) != 3 ||
+		    (t != 't' && t != 'T'))
+			continue;
+		if (b > a && b < next)
+			next = b;
+		if (b >= *start && b <= a)
+			(*funcs)++;
+	}
+	fclose(f);
+	*end = next;
+	return next == ~0ull ? -1 : 0;
+}
+
+static int fi_setup_one(const char *dir, unsigned long long start,
+			unsigned long long end)
+{
+	unsigned long long rs, re;
+	unsigned int funcs;
+
+	if (fi_tcp_fin_rst(&rs, &re, &funcs))
+		return -1;
+	if (!strcmp(dir, FI_SLAB))
+		fprintf(stderr, "# not into TCP's FIN and reset: 0x%llx-0x%llx (%u functions)\n",
+			rs, re, funcs);
+
+	if (fi_set(dir, "probability", "0") ||
+	    fi_set(dir, "interval", "1") ||
+	    fi_set(dir, "times", "%ld", FI_TIMES) ||
+	    fi_set(dir, "space", "0") ||
+	    fi_set(dir, "verbose", "0") ||
+	    fi_set(dir, "task-filter", "N") ||
+	    fi_set(dir, "ignore-gfp-wait", "N") ||
+	    fi_set(dir, "require-start", "0x%llx", start) ||
+	    fi_set(dir, "require-end", "0x%llx", end) ||
+	    fi_set(dir, "reject-start", "0x%llx", rs) ||
+	    fi_set(dir, "reject-end", "0x%llx", re) ||
+	    fi_set(dir, "stacktrace-depth", "32"))
+		return -1;
+	/*
+	 * Not into user pages (__GFP_HIGHMEM: a page fault while MPA copies
+	 * to or from the caller's buffer), which are not the module's.
+	 */
+	if (!strcmp(dir, FI_PAGE) &&
+	    (fi_set(dir, "ignore-gfp-highmem", "Y") ||
+	     fi_set(dir, "min-order", "0")))
+		return -1;
+	return 0;
+}
+
+/* Failures injected so far, both kinds */
+struct fi_count {
+	long long slab, page;
+};
+
+static void fi_read(struct fi_count *n)
+{
+	n->slab = FI_TIMES - fi_get(FI_SLAB, "times");
+	n->page = FI_TIMES - fi_get(FI_PAGE, "times");
+}
+
+static int fi_on(void)
+{
+	long p = s_env_long("MPA_ALLOC_PROB", AL_PROB);
+
+	return fi_set(FI_SLAB, "probability", "%ld", p) ||
+	       fi_set(FI_PAGE, "probability", "%ld", p);
+}
+
+static void fi_off(void)
+{
+	fi_set(FI_SLAB, "probability", "0");
+	fi_set(FI_PAGE, "probability", "0");
+}
+
+/*
+ * Set both attributes up once per run (the failure counts run from
+ * then), and check the range every time: the module must be where it was.
+ */
+static int fi_prepare(struct __test_metadata *_metadata, struct fi_count *n)
+{
+	unsigned long long start, end, have;
+
+	if (system("modprobe mpa"))
+		return -1;
+	if (fi_module_text(&start, &end)) {
+		TH_LOG("cannot find mpa.ko's text");
+		return -1;
+	}
+	have = (unsigned long long)fi_get(FI_SLAB, "require-start");
+	if (have != start || fi_get(FI_SLAB, "times") < 0) {
+		if (fi_setup_one(FI_SLAB, start, end) ||
+		    fi_setup_one(FI_PAGE, start, end)) {
+			TH_LOG("cannot set fault injection up (debugfs)");
+			return -1;
+		}
+		fprintf(stderr, "# injecting into mpa.ko's text 0x%llx-0x%llx (%llu octets), probability %ld%%\n",
+			start, end, end - start,
+			s_env_long("MPA_ALLOC_PROB", AL_PROB));
+	}
+	fi_read(n);
+	return 0;
+}
+
+static void fi_report(const char *what, const struct fi_count *before)
+{
+	struct fi_count now;
+
+	fi_read(&now);
+	fprintf(stderr, "# %s: %lld slab and %lld page allocations failed\n",
+		what, now.slab - before->slab, now.page - before->page);
+}
+
+/* What each test counts */
+struct al_stats {
+	unsigned long enomem_attach, enomem_send, send_eagain;
+	unsigned long startup_errs[4];	/* ETIMEDOUT ECONNREFUSED EPROTO ECONNRESET */
+	unsigned long full, ulpdus, rx_resets, rx_eproto;
+};
+
+/* errno values MPA_START (or a state's MPA_ERROR) may report */
+static int al_startup_errno_idx(int e)
+{
+	switch (e) {
+	case ETIMEDOUT:
+		return 0;
+	case ECONNREFUSED:
+		return 1;
+	case EPROTO:
+		return 2;
+	case ECONNRESET:
+		return 3;
+	}
+	return -1;
+}
+
+/*
+ * Send one ULPDU, in @pieces calls (MSG_MORE on all but the last). A call
+ * that fails with ENOMEM queued nothing: it is made again. 0, or the errno
+ * of a call that failed otherwise.
+ */
+static int al_send(int fd, const uint8_t *b, size_t len, unsigned int pieces,
+		   struct al_stats *st)
+{
+	long end = t_now_ms() + AL_WAIT;
+	size_t off = 0, part;
+	unsigned int tries = 0;
+	ssize_t r;
+
+	while (off < len) {
+		part = pieces > 1 ? (len - off + pieces - 1) / pieces : len - off;
+		if (!part)
+			part = 1;
+		r = send(fd, b + off, part,
+			 MSG_NOSIGNAL | (off + part < len ? MSG_MORE : 0));
+		if (r == (ssize_t)part) {
+			off += part;
+			if (pieces > 1)
+				pieces--;
+			continue;
+		}
+		if (r >= 0)
+			return EMSGSIZE;	/* never a partial count */
+		if (errno == ENOMEM && ++tries < AL_RETRIES) {
+			st->enomem_send++;
+			continue;
+		}
+		if (errno == EAGAIN && t_now_ms() < end) {
+			/* SO_SNDTIMEO ran out: waiting for room */
+			st->send_eagain++;
+			continue;
+		}
+		return errno;
+	}
+	return 0;
+}
+
+/*
+ * Receive one whole ULPDU: its length; 0 at end of file; -errno. A
+ * blocking socket with SO_RCVTIMEO AL_WAIT: -EAGAIN means it stalled.
+ */
+static ssize_t al_recv(int fd, uint8_t *b, size_t size)
+{
+	size_t got = 0;
+	ssize_t r;
+	int fl;
+
+	for (;;) {
+		r = t_recv_flags(fd, b + got, size - got, 0, &fl);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (!r)
+			return got ? -EPIPE : 0;	/* EOF inside a ULPDU */
+		got += r;
+		if (fl & MSG_EOR)
+			return got;
+		if (got == size)
+			return -EMSGSIZE;
+	}
+}
+
+static size_t al_size(uint64_t *s)
+{
+	switch (t_rand64(s) % 8) {
+	case 0:
+		return 1 + t_rand64(s) % MPA_MAX_ULPDU;
+	case 1:
+	case 2:
+		return 1 + t_rand64(s) % 16384;
+	default:
+		return 1 + t_rand64(s) % 2000;
+	}
+}
+
+/*
+ * Two MPA sockets in Full Operation, both blocking with AL_WAIT timeouts:
+ * *i the Initiator (the accepted end), *r the Responder (the client, with
+ * SO_RCVBUF @rcvbuf if not 0). Without injection.
+ */
+static int al_pair(bool mi, bool mr, int rcvbuf, int *i, int *r)
+{
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	int lfd;
+
+	*i = *r = -1;
+	lfd = mpa_listener(AF_INET, &addr, &alen);
+	if (lfd < 0)
+		return -1;
+	*r = socket(AF_INET, SOCK_STREAM, 0);
+	if (*r < 0 || (rcvbuf && setsockopt(*r, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+					    sizeof(rcvbuf))) ||
+	    connect(*r, (struct sockaddr *)&addr, alen))
+		goto fail;
+	*i = accept(lfd, NULL, NULL);
+	close(lfd);
+	lfd = -1;
+	if (*i < 0 ||
+	    t_mpa_options(*i, MPA_ROLE_INITIATOR, mi, true) ||
+	    t_mpa_options(*r, MPA_ROLE_RESPONDER, mr, true) ||
+	    t_nonblock(*i) || mpa_start(*i) != -1 || errno != EINPROGRESS ||
+	    mpa_start(*r) || mpa_answer(*r, MPA_ACCEPT, NULL, 0) ||
+	    t_wait_startup(*i, AL_WAIT) < 0 || t_blocking(*i) ||
+	    mpa_state(*i) != MPA_STATE_FULL || mpa_state(*r) != MPA_STATE_FULL)
+		goto fail;
+	if (t_set_timeo(*i, SO_SNDTIMEO, AL_WAIT) ||
+	    t_set_timeo(*i, SO_RCVTIMEO, AL_WAIT) ||
+	    t_set_timeo(*r, SO_SNDTIMEO, AL_WAIT) ||
+	    t_set_timeo(*r, SO_RCVTIMEO, AL_WAIT))
+		goto fail;
+	return 0;
+fail:
+	if (lfd >= 0)
+		close(lfd);
+	if (*i >= 0)
+		close(*i);
+	if (*r >= 0)
+		close(*r);
+	*i = *r = -1;
+	return -1;
+}
+
+/* One direction of a connection: a sender thread and a receiver thread */
+struct al_dir {
+	pthread_t tx, rx;
+	int tx_fd, rx_fd;
+	uint64_t seed;
+	unsigned int n;
+	struct al_stats st;
+	/* sender */
+	unsigned int accepted;
+	int send_err, shut_err;
+	/* receiver */
+	unsigned int received, bad;
+	ssize_t rx_end;		/* 0: end of file; -errno */
+	char why[200];
+};
+
+static void *al_dir_tx(void *arg)
+{
+	struct al_dir *d = arg;
+	uint8_t *b = malloc(MPA_MAX_ULPDU);
+	uint64_t s = d->seed;
+	unsigned int k;
+	size_t len;
+
+	long end = t_now_ms() + AL_DIR_WAIT;
+
+	for (k = 0; b && k < d->n; k++) {
+		if (t_now_ms() > end) {
+			d->send_err = ETIME;	/* gave up: too slow */
+			break;
+		}
+		len = al_size(&s);
+		t_fill(b, len, d->seed + k);
+		d->send_err = al_send(d->tx_fd, b, len,
+				      t_rand64(&s) % 4 ? 1 : 2 + k % 3,
+				      &d->st);
+		if (d->send_err)
+			break;
+		d->accepted++;
+	}
+	if (!b)
+		d->send_err = ENOMEM;
+	if (shutdown(d->tx_fd, SHUT_WR))
+		d->shut_err = errno;
+	free(b);
+	return NULL;
+}
+
+static void *al_dir_rx(void *arg)
+{
+	struct al_dir *d = arg;
+	uint8_t *b = malloc(T_ULPDU_BUF), *exp = malloc(MPA_MAX_ULPDU);
+	uint64_t s = d->seed;
+	size_t len;
+	ssize_t r;
+
+	while (b && exp) {
+		r = al_recv(d->rx_fd, b, T_ULPDU_BUF);
+		if (r <= 0) {
+			d->rx_end = r;
+			break;
+		}
+		len = al_size(&s);
+		t_rand64(&s);		/* the pieces' draw */
+		t_fill(exp, len, d->seed + d->received);
+		if ((size_t)r != len || memcmp(b, exp, len)) {
+			snprintf(d->why, sizeof(d->why),
+				 "ULPDU %u: %zd octets, expected %zu%s",
+				 d->received, r, len,
+				 (size_t)r == len ? ", content differs" : "");
+			d->bad++;
+			d->rx_end = 1;
+			break;
+		}
+		d->received++;
+	}
+	free(b);
+	free(exp);
+	return NULL;
+}
+
+/*
+ * Check a direction once both threads are done: nothing corrupted; every
+ * accepted ULPDU arrived, or the receiver was told of an error (a reset:
+ * what is lost is never silent); no stall.
+ */
+static void al_dir_check(struct __test_metadata *_metadata, struct al_dir *d,
+			 const char *name)
+{
+	EXPECT_EQ(0, d->bad) TH_LOG("%s: %s", name, d->why);
+	EXPECT_EQ(0, d->send_err)
+		TH_LOG("%s: send() failed with %s after %u ULPDUs", name,
+		       strerror(d->send_err), d->accepted);
+	EXPECT_NE(-EAGAIN, d->rx_end)
+		TH_LOG("%s: the receiver stalled after %u of %u ULPDUs", name,
+		       d->received, d->accepted);
+	if (d->rx_end == 0) {
+		/* a clean end of file: everything accepted came */
+		EXPECT_EQ(d->accepted, d->received)
+			TH_LOG("%s: end of file after %u of %u accepted ULPDUs (silent loss)",
+			       name, d->received, d->accepted);
+	} else if (d->rx_end < 0 && d->rx_end != -EAGAIN) {
+		EXPECT_TRUE(d->rx_end == -ECONNRESET || d->rx_end == -EPIPE)
+			TH_LOG("%s: recv() failed with %s after %u of %u ULPDUs",
+			       name, strerror(-d->rx_end), d->received,
+			       d->accepted);
+	}
+	if (d->rx_end == -ECONNRESET || d->rx_end == -EPIPE)
+		d->st.rx_resets++;
+}
+
+FIXTURE(inject) {
+	struct fi_count start;
+};
+
+FIXTURE_SETUP(inject)
+{
+	fi_off();
+	ASSERT_EQ(0, fi_prepare(_metadata, &self->start));
+}
+
+FIXTURE_TEARDOWN(inject)
+{
+	fi_off();
+}
+
+/*
+ * Attach and run the startup phase under injection; a ULPDU each way on
+ * the connections that reach Full Operation.
+ */
+TEST_F_TIMEOUT(inject, startup, 900)
+{
+	uint64_t seed = s_seed("MPA_ALLOC_SEED"), s = seed;
+	unsigned int k, n = s_env_long("MPA_ALLOC_STARTUPS", 150);
+	struct al_stats st = {};
+	uint8_t b[2048], got[2048];
+	int i, r, e, idx;
+	ssize_t len;
+
+	fprintf(stderr, "# seed %llu (MPA_ALLOC_SEED repeats it)\n",
+		(unsigned long long)seed);
+	for (k = 0; k < n; k++) {
+		ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &r, &i));
+		ASSERT_EQ(0, fi_on());
+		if (mpa_attach(i) || mpa_attach(r)) {
+			e = errno;
+			fi_off();
+			EXPECT_EQ(ENOMEM, e)
+				TH_LOG("setsockopt(TCP_ULP): %s", strerror(e));
+			st.enomem_attach++;
+			close(i);
+			close(r);
+			continue;
+		}
+		ASSERT_EQ(0, mpa_set(i, MPA_ROLE, MPA_ROLE_INITIATOR));
+		ASSERT_EQ(0, mpa_set(r, MPA_ROLE, MPA_ROLE_RESPONDER));
+		ASSERT_EQ(0, mpa_set(i, MPA_TIMEOUT, AL_TIMEOUT));
+		ASSERT_EQ(0, mpa_set(r, MPA_TIMEOUT, AL_TIMEOUT));
+		ASSERT_EQ(0, mpa_set(i, MPA_MARKERS, t_rand64(&s) & 1));
+		ASSERT_EQ(0, mpa_set(r, MPA_MARKERS, t_rand64(&s) & 1));
+		ASSERT_EQ(0, t_nonblock(i));
+		ASSERT_EQ(-1, mpa_start(i));
+		ASSERT_EQ(EINPROGRESS, errno);
+		if (mpa_start(r) == 0) {
+			e = mpa_answer(r, MPA_ACCEPT, NULL, 0) ? errno : 0;
+			/* accept's own errors: only a failed startup's */
+			if (e)
+				EXPECT_LE(0, al_startup_errno_idx(e))
+					TH_LOG("MPA_ACCEPT: %s", strerror(e));
+		} else {
+			e = errno;
+			EXPECT_LE(0, al_startup_errno_idx(e))
+				TH_LOG("the Responder's MPA_START: %s",
+				       strerror(e));
+		}
+		EXPECT_LE(0, t_wait_startup(i, AL_TIMEOUT + AL_WAIT))
+			TH_LOG("connection %u: the Initiator's startup never ended",
+			       k);
+		ASSERT_EQ(0, t_blocking(i));
+		ASSERT_EQ(0, t_set_timeo(i, SO_RCVTIMEO, AL_WAIT));
+		ASSERT_EQ(0, t_set_timeo(r, SO_RCVTIMEO, AL_WAIT));
+		if (mpa_state(i) == MPA_STATE_FULL &&
+		    mpa_state(r) == MPA_STATE_FULL) {
+			st.full++;
+			len = 1 + t_rand64(&s) % sizeof(b);
+			t_fill(b, len, k);
+			EXPECT_EQ(0, al_send(i, b, len, 1, &st));
+			EXPECT_EQ(len, al_recv(r, got, sizeof(got)));
+			EXPECT_EQ(0, memcmp(b, got, len));
+			EXPECT_EQ(0, al_send(r, b, len, 1 + k % 2, &st));
+			EXPECT_EQ(len, al_recv(i, got, sizeof(got)));
+			EXPECT_EQ(0, memcmp(b, got, len));
+			st.ulpdus += 2;
+		} else {
+			/* failed: with one of the documented errors */
+			struct mpa_error_info err;
+			int fd = mpa_state(i) == MPA_STATE_FULL ? r : i;
+
+			ASSERT_EQ(0, mpa_getstruct(fd, MPA_ERROR, &err,
+						   sizeof(err)));
+			idx = al_startup_errno_idx(err.errnum);
+			EXPECT_LE(0, idx)
+				TH_LOG("connection %u: state %ld/%ld, errno %d",
+				       k, mpa_state(i), mpa_state(r),
+				       err.errnum);
+			if (idx >= 0)
+				st.startup_errs[idx]++;
+		}
+		fi_off();
+		close(i);
+		close(r);
+	}
+	fprintf(stderr, "# %u connections: %lu ENOMEM from TCP_ULP, %lu in Full Operation (%lu ULPDUs checked), startups failed with ETIMEDOUT %lu, ECONNREFUSED %lu, EPROTO %lu, ECONNRESET %lu; ENOMEM from send %lu\n",
+		n, st.enomem_attach, st.full, st.ulpdus, st.startup_errs[0],
+		st.startup_errs[1], st.startup_errs[2], st.startup_errs[3],
+		st.enomem_send);
+	fi_report("startup", &self->start);
+}
+
+/* ULPDUs both ways at once on several connections, under injection. */
+TEST_F_TIMEOUT(inject, traffic, 900)
+{
+	static const struct { bool mi, mr; int rcvbuf; } cfg[] = {
+		{ false, false, 0 }, { true, true, 0 }, { true, false, 0 },
+		{ false, true, 0 }, { false, false, 4096 }, { true, true, 4096 },
+	};
+	uint64_t seed = s_seed("MPA_ALLOC_SEED");
+	unsigned int n = s_env_long("MPA_ALLOC_ULPDUS", 120);
+	struct al_dir d[2 * ARRAY_SIZE(cfg)] = {};
+	int fds[2 * ARRAY_SIZE(cfg)];
+	unsigned long enomem = 0, resets = 0, ulpdus = 0;
+	unsigned int k;
+	char name[64];
+
+	for (k = 0; k < ARRAY_SIZE(cfg); k++) {
+		ASSERT_EQ(0, al_pair(cfg[k].mi, cfg[k].mr, cfg[k].rcvbuf,
+				     &fds[2 * k], &fds[2 * k + 1]));
+		/* Initiator to Responder, and back */
+		d[2 * k].tx_fd = fds[2 * k];
+		d[2 * k].rx_fd = fds[2 * k + 1];
+		d[2 * k + 1].tx_fd = fds[2 * k + 1];
+		d[2 * k + 1].rx_fd = fds[2 * k];
+	}
+	ASSERT_EQ(0, fi_on());
+	for (k = 0; k < ARRAY_SIZE(d); k++) {
+		d[k].seed = seed + 1000003ull * k;
+		d[k].n = n;
+		ASSERT_EQ(0, pthread_create(&d[k].rx, NULL, al_dir_rx, &d[k]));
+		ASSERT_EQ(0, pthread_create(&d[k].tx, NULL, al_dir_tx, &d[k]));
+	}
+	for (k = 0; k < ARRAY_SIZE(d); k++) {
+		pthread_join(d[k].tx, NULL);
+		pthread_join(d[k].rx, NULL);
+	}
+	fi_off();
+	for (k = 0; k < ARRAY_SIZE(d); k++) {
+		snprintf(name, sizeof(name), "connection %u (M %d/%d%s), %s",
+			 k / 2, cfg[k / 2].mi, cfg[k / 2].mr,
+			 cfg[k / 2].rcvbuf ? ", copy mode" : "",
+			 k % 2 ? "Responder to Initiator" :
+				 "Initiator to Responder");
+		al_dir_check(_metadata, &d[k], name);
+		enomem += d[k].st.enomem_send;
+		resets += d[k].st.rx_resets;
+		ulpdus += d[k].received;
+	}
+	for (k = 0; k < ARRAY_SIZE(fds); k++)
+		close(fds[k]);
+	fprintf(stderr, "# %lu ULPDUs delivered and checked on %zu connections, %lu sends repeated after ENOMEM, %lu directions ended by a reset\n",
+		ulpdus, ARRAY_SIZE(cfg), enomem, resets);
+	fi_report("traffic", &self->start);
+}
+
+/* mpa_echo: load, the connections file */
+
+static int al_sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+/* Our echoing Responder for the module's Initiator */
+struct al_echo {
+	pthread_t thr;
+	int lfd;
+	struct sockaddr_in addr;
+	unsigned int conns, ulpdus;
+	int err;
+	struct al_stats st;
+	char ends[512];		/* how each connection ended */
+};
+
+static void al_echo_end(struct al_echo *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void al_echo_end(struct al_echo *e, const char *fmt, ...)
+{
+	size_t n = strlen(e->ends);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(e->ends + n, sizeof(e->ends) - n, fmt, ap);
+	va_end(ap);
+}
+
+static void *al_echo_run(void *arg)
+{
+	struct al_echo *e = arg;
+	uint8_t *b = malloc(T_ULPDU_BUF);
+	unsigned int n;
+	ssize_t r;
+	long t0;
+	int fd;
+
+	while (b) {
+		if (!(t_poll(e->lfd, POLLIN, AL_WAIT) & POLLIN))
+			break;
+		fd = accept(e->lfd, NULL, NULL);
+		if (fd < 0)
+			break;
+		t_set_timeo(fd, SO_RCVTIMEO, AL_WAIT);
+		t_set_timeo(fd, SO_SNDTIMEO, AL_WAIT);
+		if (mpa_config(fd, MPA_ROLE_RESPONDER, AL_TIMEOUT)) {
+			/*
+			 * ENOMEM: the module's Initiator sees its startup
+			 * fail; ENOTCONN: its attach failed, it closed
+			 */
+			if (errno != ENOMEM && errno != ENOTCONN)
+				e->err = errno;
+			close(fd);
+			continue;
+		}
+		e->conns++;
+		t0 = t_now_ms();
+		n = 0;
+		if (mpa_start(fd) || mpa_answer(fd, MPA_ACCEPT, NULL, 0)) {
+			al_echo_end(e, " startup: %s;", strerror(errno));
+			close(fd);
+			continue;
+		}
+		while ((r = al_recv(fd, b, T_ULPDU_BUF)) > 0) {
+			r = al_send(fd, b, r, 1, &e->st);
+			if (r) {
+				al_echo_end(e, " send: %s;", strerror(r));
+				break;
+			}
+			e->ulpdus++;
+			n++;
+		}
+		if (r <= 0)
+			al_echo_end(e, " recv %zd after %u in %ld ms;", r, n,
+				    t_now_ms() - t0);
+		close(fd);
+	}
+	free(b);
+	return NULL;
+}
+
+/* The module's connections file, and a number from one of its lines */
+static long long al_ke_num(const char *line, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	p = strstr(line, pat);
+	return p ? strtoll(p + strlen(pat), NULL, 0) : -1;
+}
+
+TEST_F_TIMEOUT(inject, kapi, 900)
+{
+	unsigned int k, m, n = s_env_long("MPA_ALLOC_KCONNS", 12);
+	unsigned int kinit = 4, total = 20, done, lines;
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(AL_PORT),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct al_stats st = {};
+	uint8_t *b, *got;
+	unsigned long full = 0, echoed = 0, failed_startup = 0;
+	struct al_echo echo = {};
+	char buf[65536], *line, *save;
+	long end;
+	ssize_t len;
+	int fd, e;
+
+	b = malloc(MPA_MAX_ULPDU);
+	got = malloc(T_ULPDU_BUF);
+	ASSERT_NE(NULL, b);
+	ASSERT_NE(NULL, got);
+	al_sh("rmmod mpa_echo 2>/dev/null");
+	ASSERT_EQ(0, al_sh("modprobe mpa_echo port=%d", AL_PORT));
+
+	/* Our Initiators against its echoing Responder */
+	ASSERT_EQ(0, fi_on());
+	for (k = 0; k < n; k++) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, connect(fd, (struct sockaddr *)&sin, sizeof(sin)));
+		ASSERT_EQ(0, t_set_timeo(fd, SO_RCVTIMEO, AL_WAIT));
+		ASSERT_EQ(0, t_set_timeo(fd, SO_SNDTIMEO, AL_WAIT));
+		if (mpa_config(fd, MPA_ROLE_INITIATOR, AL_TIMEOUT)) {
+			/* or the module's attach failed and it closed */
+			EXPECT_TRUE(errno == ENOMEM || errno == ENOTCONN)
+				TH_LOG("TCP_ULP: %s", strerror(errno));
+			st.enomem_attach++;
+			close(fd);
+			continue;
+		}
+		if (mpa_start(fd)) {
+			e = errno;
+			EXPECT_LE(0, al_startup_errno_idx(e))
+				TH_LOG("MPA_START: %s", strerror(e));
+			failed_startup++;
+			close(fd);
+			continue;
+		}
+		full++;
+		for (m = 0; m < 10; m++) {
+			len = 1 + (m * 7919 + k * 104729) % (m % 3 ? 3000 : MPA_MAX_ULPDU);
+			t_fill(b, len, k * 100 + m);
+			e = al_send(fd, b, len, 1 + m % 2, &st);
+			EXPECT_EQ(0, e) TH_LOG("send: %s", strerror(e));
+			if (e)
+				break;
+			EXPECT_EQ(len, al_recv(fd, got, T_ULPDU_BUF))
+				TH_LOG("connection %u, echo %u", k, m);
+			if (memcmp(b, got, len)) {
+				EXPECT_EQ(0, 1) TH_LOG("connection %u: echo %u differs",
+						       k, m);
+				break;
+			}
+			echoed++;
+		}
+		EXPECT_EQ(0, shutdown(fd, SHUT_WR));
+		len = al_recv(fd, got, T_ULPDU_BUF);
+		EXPECT_EQ(0, len) {
+			char line[8192];
+
+			TH_LOG("connection %u: %zd at the end", k, len);
+			if (s_read_file(KE_DIR "conns", line, sizeof(line)) > 0)
+				TH_LOG("%s", line);
+		}
+		close(fd);
+	}
+	fi_off();
+	fprintf(stderr, "# our Initiators: %u connections, %lu ENOMEM from TCP_ULP, %lu failed startups, %lu in Full Operation, %lu ULPDUs echoed intact, %lu sends repeated after ENOMEM\n",
+		n, st.enomem_attach, failed_startup, full, echoed,
+		st.enomem_send);
+
+	/* Its Initiators against our echoing Responder */
+	echo.lfd = s_listen4(1, 0, 16, &echo.addr);
+	ASSERT_LE(0, echo.lfd);
+	ASSERT_EQ(0, pthread_create(&echo.thr, NULL, al_echo_run, &echo));
+	ASSERT_EQ(0, fi_on());
+	for (k = 0; k < kinit; k++) {
+		snprintf(buf, sizeof(buf),
+			 "echo '127.0.0.1 %d sizes=1,100,2000,9000,64768 repeat=%u seed=%u timeout=%d' > %sconnect",
+			 ntohs(echo.addr.sin_port), total / 5, k * 1000,
+			 AL_TIMEOUT, KE_DIR);
+		/* writing may fail with ENOMEM: its attach failed */
+		e = al_sh("%s 2>/dev/null", buf);
+		if (e)
+			fprintf(stderr, "# the module's Initiator %u: the connect file said %d\n",
+				k, e);
+	}
+	/* wait until each of its connections has ended */
+	end = t_now_ms() + 3 * AL_WAIT;
+	for (;;) {
+		ASSERT_LT(0, s_read_file(KE_DIR "conns", buf, sizeof(buf)));
+		done = lines = 0;
+		for (line = strtok_r(buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			if (!strstr(line, "role=initiator"))
+				continue;
+			lines++;
+			if (al_ke_num(line, "released") == 1)
+				done++;
+		}
+		if ((lines && done == lines) || t_now_ms() > end)
+			break;
+		/* no event tells of the module's progress: look again */
+		poll(NULL, 0, 200);
+	}
+	fi_off();
+	ASSERT_LT(0, s_read_file(KE_DIR "conns", buf, sizeof(buf)));
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		long long verified, bad, err, kerr;
+
+		if (!strstr(line, "role=initiator"))
+			continue;
+		verified = al_ke_num(line, "verified");
+		bad = al_ke_num(line, "bad");
+		err = al_ke_num(line, "err_errno");
+		kerr = al_ke_num(line, "kerr");
+		fprintf(stderr, "# the module's Initiator: %s\n", line);
+		fprintf(stderr, "#   verified %lld of %u, bad %lld, error %lld, call error %lld\n",
+			verified, total, bad, err, kerr);
+		EXPECT_EQ(0, bad);
+		EXPECT_EQ(1, al_ke_num(line, "released"))
+			TH_LOG("a connection of the module never ended");
+		/*
+		 * All came back, unless its startup failed with a documented
+		 * error: mpa_kattach()'s -ENOMEM, or MPA_START's.
+		 */
+		if (!strstr(line, "state=failed") ||
+		    (kerr != -ENOMEM && al_startup_errno_idx(err) < 0))
+			EXPECT_EQ(total, verified)
+				TH_LOG("%lld of %u echoes, error %lld, call error %lld",
+				       verified, total, err, kerr);
+	}
+	close(echo.lfd);
+	pthread_join(echo.thr, NULL);
+	EXPECT_EQ(0, echo.err) TH_LOG("our Responder: %s", strerror(echo.err));
+	fprintf(stderr, "# our Responder: %u connections, %u ULPDUs echoed; ends:%s\n",
+		echo.conns, echo.ulpdus, echo.ends);
+	EXPECT_EQ(0, al_sh("rmmod mpa_echo"));
+	free(b);
+	free(got);
+	fi_report("kapi", &self->start);
+}
+
+/* Connections with data queued both ways, ended under injection. */
+TEST_F_TIMEOUT(inject, ending, 900)
+{
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+	uint64_t s = s_seed("MPA_ALLOC_SEED");
+	unsigned int k, n = s_env_long("MPA_ALLOC_TEARDOWNS", 60), q;
+	int fd[2], first, how;
+	uint8_t *b = malloc(MPA_MAX_ULPDU);
+	long t, slowest = 0;
+	ssize_t r;
+
+	ASSERT_NE(NULL, b);
+	memset(b, 0x3c, MPA_MAX_ULPDU);
+	for (k = 0; k < n; k++) {
+		ASSERT_EQ(0, al_pair(t_rand64(&s) & 1, t_rand64(&s) & 1,
+				     t_rand64(&s) % 3 ? 0 : 4096,
+				     &fd[0], &fd[1]));
+		ASSERT_EQ(0, t_nonblock(fd[0]));
+		ASSERT_EQ(0, t_nonblock(fd[1]));
+		ASSERT_EQ(0, fi_on());
+		for (q = t_rand64(&s) % 20; q; q--) {
+			send(fd[0], b, 1 + t_rand64(&s) % MPA_MAX_ULPDU,
+			     MSG_NOSIGNAL | (q == 1 && (s & 1) ? MSG_MORE : 0));
+			send(fd[1], b, 1 + t_rand64(&s) % 3000, MSG_NOSIGNAL);
+		}
+		first = t_rand64(&s) & 1;
+		how = t_rand64(&s) % 4;
+		t = t_now_ms();
+		switch (how) {
+		case 0:
+			close(fd[first]);
+			break;
+		case 1:
+			shutdown(fd[first], SHUT_WR);
+			break;
+		case 2:
+			shutdown(fd[first], SHUT_RDWR);
+			break;
+		default:
+			setsockopt(fd[first], SOL_SOCKET, SO_LINGER, &l,
+				   sizeof(l));
+			close(fd[first]);
+			break;
+		}
+		/* the other end reads until its end: documented results */
+		for (;;) {
+			if (!(t_poll(fd[!first], POLLIN, AL_WAIT) &
+			      (POLLIN | POLLHUP | POLLERR))) {
+				struct mpa_error_info err = {};
+				struct t_tcp_info ti = {};
+				socklen_t tl = sizeof(ti);
+
+				mpa_getstruct(fd[!first], MPA_ERROR, &err,
+					      sizeof(err));
+				getsockopt(fd[!first], SOL_TCP, TCP_INFO, &ti,
+					   &tl);
+				EXPECT_EQ(0, 1)
+					TH_LOG("connection %u: no end after %s by the %s; state %ld, TCP state %u, error %u/%u/%u, unacked %u notsent %u, inq %d",
+					       k, (const char *[]){ "close",
+					       "shutdown(SHUT_WR)",
+					       "shutdown(SHUT_RDWR)",
+					       "reset" }[how],
+					       first ? "Responder" : "Initiator",
+					       mpa_state(fd[!first]),
+					       ti.base.tcpi_state, err.code,
+					       err.reason, err.errnum,
+					       ti.base.tcpi_unacked,
+					       ti.notsent_bytes,
+					       t_inq(fd[!first]));
+				break;
+			}
+			r = recv(fd[!first], b, MPA_MAX_ULPDU, MSG_DONTWAIT);
+			if (r > 0 || (r < 0 && errno == EAGAIN))
+				continue;
+			if (r < 0)
+				EXPECT_TRUE(errno == ECONNRESET ||
+					    errno == EPIPE || errno == EPROTO)
+					TH_LOG("connection %u: recv: %s", k,
+					       strerror(errno));
+			break;
+		}
+		if (how == 1 || how == 2)
+			close(fd[first]);
+		close(fd[!first]);
+		t = t_now_ms() - t;
+		if (t > slowest)
+			slowest = t;
+		fi_off();
+	}
+	free(b);
+	fprintf(stderr, "# %u connections ended with data queued; the slowest end took %ld ms\n",
+		n, slowest);
+	fi_report("ending", &self->start);
+}
+
+/* The failures counted; the modules unload. */
+TEST_F_TIMEOUT(inject, unload, 300)
+{
+	struct fi_count total = {};
+	long end = t_now_ms() + 120000;
+	char buf[64];
+
+	fi_read(&total);
+	fprintf(stderr, "# injected: %lld slab and %lld page allocation failures in mpa.ko's call paths\n",
+		total.slab, total.page);
+	EXPECT_LE(AL_MIN_FAILS, total.slab + total.page);
+	al_sh("rmmod mpa_echo 2>/dev/null");
+	/* closed sockets let go of the module once TCP is done with them */
+	while (s_read_file("/sys/module/mpa/refcnt", buf, sizeof(buf)) > 0 &&
+	       atoi(buf) && t_now_ms() < end)
+		poll(NULL, 0, 100);
+	EXPECT_EQ(0, al_sh("rmmod mpa")) TH_LOG("mpa refcnt %s", buf);
+}
+
+TEST_HARNESS_MAIN
