@@ -6,8 +6,10 @@
 # exits non-zero if anything failed or did not run.
 #
 # MPA_CHECK selects parts (default: "static fuzz runner demo package stock
-# debug"), e.g.
+# debug"), or single suites of a lane that run in guests of their own
+# (alone_suites below), e.g.
 #   MPA_CHECK=stock make check
+#   MPA_CHECK="faults-stock alloc-debug" make check
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -18,6 +20,22 @@ total_pass=0 total_fail=0
 start=$(date +%s)
 
 want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# The suites in guests of their own, by name, as MPA_CHECK can pick them
+# alone (e.g. MPA_CHECK="faults-stock churn-debug"); each is also part of
+# its lane's part.
+alone_suites="kapi-stock kapi-debug netlink-stock netlink-debug faults-stock
+	faults-debug churn-stock churn-debug idle-stock alloc-debug interop-debug"
+want interop && parts="$parts interop-debug"
+# Is a suite wanted alone, of lane $1 if given?
+want_alone() {
+	local s
+	for s in $alone_suites; do
+		case $s in *-"${1:-}"*) ;; *) continue ;; esac
+		want "$s" && ! want "${s##*-}" && return 0
+	done
+	return 1
+}
 
 report() {
 	echo "$1: $2 passed, $3 failed"
@@ -229,7 +247,7 @@ run_lane() {
 mkdir -p "$out"
 "$T/deps.sh" || { report deps 0 1; echo "total: $total_pass passed, $total_fail failed"; exit 1; }
 
-if want debug; then
+if want debug || want_alone debug; then
 	# The first run builds the debug kernel (about 10 minutes).
 	"$T/lane.sh" debug > /dev/null || msg "preparing the debug lane failed"
 fi
@@ -313,21 +331,30 @@ if want package; then
 	report package "$p" "$f"
 fi
 
-if want stock || want debug; then
+if want stock || want debug || want_alone; then
 	make -s -C "$MPA_TOP" selftests > "$out/selftests-build.log" 2>&1 ||
 		{ cat "$out/selftests-build.log" >&2; msg "building the selftests failed"; }
 fi
 want stock && run_lane stock
 want debug && run_lane debug
-# MPA_CHECK=interop: the interop suite alone (it is part of "debug")
-if want interop && ! want debug; then
-	if make -s -C "$MPA_TOP" modules-debug > "$out/interop-build.log" 2>&1; then
-		run_interop
-	else
-		tail -n 20 "$out/interop-build.log" >&2
-		report interop-debug 0 1
+# MPA_CHECK=SUITE-LANE: that suite alone (MPA_CHECK=interop: interop-debug)
+for s in $alone_suites; do
+	lane=${s##*-} name=${s%-*}
+	want "$s" && ! want "$lane" || continue
+	if ! make -s -C "$MPA_TOP" "modules-$lane" > "$out/$s-build.log" 2>&1; then
+		tail -n 20 "$out/$s-build.log" >&2
+		report "$s" 0 1
+		continue
 	fi
-fi
+	case $name in
+	kapi) run_kapi "$lane" ;;
+	netlink) run_netlink "$lane" ;;
+	faults) run_faults "$lane" ;;
+	interop) run_interop ;;
+	idle) SUITE_MEM=2048 run_stress "$lane" idle ;;
+	*) run_stress "$lane" "$name" ;;
+	esac
+done
 
 echo "total: $total_pass passed, $total_fail failed"
 msg "make check took $(($(date +%s) - start)) s; logs in $out"
