@@ -15,8 +15,9 @@
  *   - the memory in use (MemTotal - MemFree, after dropping caches) grew
  *     by at most MPA_IDLE_BOUND octets per MPA socket (4096): an idle
  *     connection holds no page fragment, no copy buffer;
- *   - no startup timer is left armed: the timer events (tracefs) show one
- *     mpa_conn_timeout timer started per MPA_START and none expiring,
+ *   - no startup timer is left armed: the timer events (tracefs) show an
+ *     mpa_conn_timeout timer started per MPA_START (and perhaps again as
+ *     the Responder's Request arrives) and none expiring,
  *     after waiting out the startup timeout past the last one.
  *
  * The figures go to the log; the precise cost is measured by make bench.
@@ -373,7 +374,13 @@ TEST_F_TIMEOUT(idle, ten_thousand, 1500)
 		TH_LOG("the trace buffer overran");
 	fprintf(stderr, "# startup timers: %ld started, %ld expired (startup timeout %ld ms)\n",
 		starts, expiries, timeout_ms);
-	EXPECT_EQ(2 * n, starts);
+	/*
+	 * One start per MPA_START; a Responder's timer starts again when the
+	 * Request arrives (A24), traced only when that moves it to another
+	 * bucket of the timer wheel.
+	 */
+	EXPECT_LE(2 * n, starts);
+	EXPECT_GE(3 * n, starts);
 	EXPECT_EQ(0, expiries);
 	free(buf);
 	free(exp);
