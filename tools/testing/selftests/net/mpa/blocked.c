@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/syscall.h>
-#include <linux/bpf.h>
+#include "mpa_bpf.h"
 #include <linux/sockios.h>
 
 #include "kselftest_harness.h"
@@ -252,35 +252,6 @@ static void oob_recv(struct __test_metadata *_metadata, struct b_ctx *c)
 }
 
 /* bpf(2) without libbpf */
-static int t_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-static int map_create(int type)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = 4;
-	a.max_entries = 4;
-	return t_bpf(BPF_MAP_CREATE, &a);
-}
-
-static int map_update(int map, __u32 key, __u32 fd)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = map;
-	a.key = (__u64)(unsigned long)&key;
-	a.value = (__u64)(unsigned long)&fd;
-	a.flags = BPF_ANY;
-	return t_bpf(BPF_MAP_UPDATE_ELEM, &a);
-}
-
 /*
  * A plain established TCP socket goes into the map (so the map works);
  * the MPA socket does not.

@@ -11,7 +11,7 @@
  * set, is covered by the KUnit suite mpa_ulp.)
  */
 #include <sys/syscall.h>
-#include <linux/bpf.h>
+#include "mpa_bpf.h"
 
 #include "kselftest_harness.h"
 #include "mpa_test.h"
@@ -19,35 +19,6 @@
 #define T_WAIT		10000
 
 /* bpf(2) without libbpf */
-static int t_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-static int map_create(int type)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = 4;
-	a.max_entries = 4;
-	return t_bpf(BPF_MAP_CREATE, &a);
-}
-
-static int map_update(int map, __u32 key, __u32 fd)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = map;
-	a.key = (__u64)(unsigned long)&key;
-	a.value = (__u64)(unsigned long)&fd;
-	a.flags = BPF_ANY;
-	return t_bpf(BPF_MAP_UPDATE_ELEM, &a);
-}
-
 static int map_delete(int map, __u32 key)
 {
 	union bpf_attr a;

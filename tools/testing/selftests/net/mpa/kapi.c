@@ -2150,19 +2150,6 @@ static void *f_worker_run(void *arg)
 	return NULL;
 }
 
-static long f_mpa_refcnt(void)
-{
-	FILE *f = fopen("/sys/module/mpa/refcnt", "r");
-	long n = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &n) != 1)
-		n = -1;
-	fclose(f);
-	return n;
-}
-
 FIXTURE(flood)
 {
 };
@@ -2220,13 +2207,13 @@ TEST_F_TIMEOUT(flood, close_under_flood, 900)
 	/* then the modules go, mpa too, and mpa comes back */
 	ASSERT_EQ(0, ke_unload());
 	end = t_now_ms() + 120000;
-	while ((n = f_mpa_refcnt()) > 0 && t_now_ms() < end)
+	while ((n = t_mpa_refcnt()) > 0 && t_now_ms() < end)
 		t_sleep_ms(20);
 	ASSERT_EQ(0, n) TH_LOG("mpa still has %ld users", n);
 	ASSERT_EQ(0, syscall(SYS_delete_module, "mpa", O_NONBLOCK))
 		TH_LOG("delete_module: %s", strerror(errno));
 	ASSERT_EQ(0, ke_sh("modprobe mpa"));
-	EXPECT_EQ(0, f_mpa_refcnt());
+	EXPECT_EQ(0, t_mpa_refcnt());
 }
 
 FIXTURE(unload)

@@ -1699,4 +1699,18 @@ static inline size_t t_boundary_plan(struct __test_metadata *_metadata,
 	return n;
 }
 
+/* mpa's reference count, or -1 when it is not loaded. */
+static inline long t_mpa_refcnt(void)
+{
+	FILE *f = fopen("/sys/module/mpa/refcnt", "r");
+	long n = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
 #endif /* _MPA_TEST_H */

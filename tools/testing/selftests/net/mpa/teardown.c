@@ -385,20 +385,6 @@ static void *t_worker_run(void *arg)
 	return NULL;
 }
 
-/* mpa's reference count, or -1 when it is not loaded. */
-static long t_mpa_refcnt(void)
-{
-	FILE *f = fopen("/sys/module/mpa/refcnt", "r");
-	long n = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &n) != 1)
-		n = -1;
-	fclose(f);
-	return n;
-}
-
 /*
  * Every MPA socket is gone once the reference count is 0: then mpa
  * unloads, and nothing of it may run any more. Load it again.
