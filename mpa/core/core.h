@@ -23,6 +23,8 @@
 
 #define MPA_MARKER_INTERVAL	512	/* R-4.3-4 */
 #define MPA_MARKER_SIZE		4
+/* Stream octets between two Markers that are not Marker octets */
+#define MPA_MARKER_STRIDE	(MPA_MARKER_INTERVAL - MPA_MARKER_SIZE)
 #define MPA_HDR_SIZE		2	/* ULPDU_Length */
 #define MPA_CRC_SIZE		4
 #define MPA_FPDU_OVERHEAD	(MPA_HDR_SIZE + MPA_CRC_SIZE)
@@ -54,16 +56,6 @@
 /* ------------------------------------------------------------------ */
 /* CRC32c (crc.c)                                                      */
 /* ------------------------------------------------------------------ */
-
-/**
- * struct mpa_buf - one piece of a scattered buffer
- * @base: first octet
- * @len: number of octets
- */
-struct mpa_buf {
-	const void *base;
-	u32 len;
-};
 
 /**
  * mpa_crc_init() - start value of the raw CRC32c register
@@ -111,10 +103,6 @@ static inline u32 mpa_crc_get(const void *p)
 }
 
 u32 mpa_crc_update(u32 crc, const void *p, u32 len);
-u32 mpa_crc_bufs(u32 crc, const struct mpa_buf *v, unsigned int n);
-u32 mpa_crc_bufs_range(u32 crc, const struct mpa_buf *v, unsigned int n,
-		       u32 off, u32 len);
-u32 mpa_crc_value(const void *p, u32 len);
 
 struct sk_buff;
 /* crc_skb.c: kernel only */
@@ -254,117 +242,129 @@ bool mpa_fpdu_next_piece(const struct mpa_fpdu_layout *lo,
 			 struct mpa_piece_iter *it, struct mpa_piece *p);
 void mpa_piece_fill(const struct mpa_fpdu_layout *lo,
 		    const struct mpa_piece *p, u8 *dst);
-u32 mpa_fpdu_crc(const struct mpa_fpdu_layout *lo,
-		 const struct mpa_buf *ulpdu, unsigned int n);
-int mpa_fpdu_encode(u32 pos, bool markers, const void *ulpdu, u32 len,
-		    void *buf, u32 size);
-int mpa_fpdu_fit(u32 pos, bool markers, u32 room);
 bool mpa_marker_ptr_ok(const void *marker, u16 expected);
 
 /* ------------------------------------------------------------------ */
-/* Incremental FPDU decoder (decode.c)                                 */
+/* The receive machine (rxm.c)                                         */
 /* ------------------------------------------------------------------ */
 
 /**
- * enum mpa_rx_error - why the decoder stopped a half connection
- * @MPA_RX_OK: no error
- * @MPA_RX_ERR_CRC: CRC field differs from the computed CRC (code 2)
- * @MPA_RX_ERR_MARKER: a Marker's FPDUPTR disagrees with the ULPDU_Length
- *	chain, CRC valid or not checked (code 3)
- * @MPA_RX_ERR_LENGTH: ULPDU_Length above 64768; the FPDU cannot be
- *	delimited, let alone checked (reported as code 2, requirements A12)
+ * enum mpa_rxm_state - what the receive machine says about the next FPDU
+ * @MPA_RXM_MORE: the FPDU is not complete: feed more octets
+ * @MPA_RXM_FPDU: the FPDU is complete and valid (CRC, Markers): deliver
+ *	its ULPDU (mpa_rxm_locate()), then go on with mpa_rxm_next()
+ * @MPA_RXM_ERROR: the half connection failed (RFC 5044 section 8):
+ *	&mpa_rxm.code and &mpa_rxm.reason say why; nothing more is delivered
  */
-enum mpa_rx_error {
-	MPA_RX_OK,
-	MPA_RX_ERR_CRC,
-	MPA_RX_ERR_MARKER,
-	MPA_RX_ERR_LENGTH,
+enum mpa_rxm_state {
+	MPA_RXM_MORE,
+	MPA_RXM_FPDU,
+	MPA_RXM_ERROR,
 };
 
 /**
- * enum mpa_rx_event_type - what mpa_rx_feed() reports
- * @MPA_RX_EV_NONE: the input was consumed; feed more
- * @MPA_RX_EV_DATA: ULPDU octets, not yet validated (see mpa_rx_feed())
- * @MPA_RX_EV_FPDU: the FPDU ended and is valid: deliver its ULPDU
- * @MPA_RX_EV_ERROR: the FPDU is invalid; the half connection is dead
- */
-enum mpa_rx_event_type {
-	MPA_RX_EV_NONE,
-	MPA_RX_EV_DATA,
-	MPA_RX_EV_FPDU,
-	MPA_RX_EV_ERROR,
-};
-
-/**
- * struct mpa_rx_event - one result of mpa_rx_feed()
- * @type: what happened
- * @data: %MPA_RX_EV_DATA: first ULPDU octet, inside the fed buffer
- * @len: %MPA_RX_EV_DATA: number of ULPDU octets at @data
- * @ulpdu_off: %MPA_RX_EV_DATA: offset of @data in the ULPDU
- * @ulpdu_len: ULPDU_Length of the current FPDU (DATA, FPDU, and ERROR
- *	events after the ULPDU_Length field was read)
- * @fpdu_pos: stream position where the current FPDU's span starts
- * @error: %MPA_RX_EV_ERROR: RFC 5044 section 8 code (%MPA_ERR_CRC or
- *	%MPA_ERR_MARKER)
- * @detail: %MPA_RX_EV_ERROR: the precise reason
- */
-struct mpa_rx_event {
-	enum mpa_rx_event_type type;
-	const u8 *data;
-	u32 len;
-	u32 ulpdu_off;
-	u32 ulpdu_len;
-	u32 fpdu_pos;
-	int error;
-	enum mpa_rx_error detail;
-};
-
-/**
- * struct mpa_rx - incremental FPDU decoder of one half connection
- * @pos: stream position of the next octet to feed, relative to SeqStart
- * @markers: Markers are enabled in this direction (own M bit)
- * @crc: check CRCs (C=1 on either side)
- * @state: internal parser state
- * @ntmp: octets collected in @tmp
- * @tmp: partial Marker, ULPDU_Length or CRC field
+ * struct mpa_rxm - the receive machine of one half connection
+ * @pos: stream position of the current FPDU's span, relative to SeqStart
+ * @fed: octets of the current FPDU fed so far (its wire offset from @pos)
+ * @reg: raw CRC32c register over those octets, CRC field excluded
+ * @lo: layout of the current FPDU, valid once @have_lo
+ * @hdr_off: offset of ULPDU_Length in the span: 4 after a leading Marker
+ * @state: enum mpa_rxm_state
+ * @markers: Markers are enabled in this direction (our own M bit)
+ * @crc: CRCs are checked (C=1 on either side)
+ * @have_lo: ULPDU_Length was read and @lo laid out
  * @bad_marker: a Marker of the current FPDU disagreed with the chain
- * @reg: running CRC32c register
- * @done: octets of @piece already consumed
- * @lo: layout of the current FPDU
- * @it: cursor in @lo
- * @piece: current piece of @lo
- * @fpdus: FPDUs validated so far
- * @ev_error: sticky error code, MPA_ERR_NONE while healthy
- * @ev_detail: sticky error reason
+ * @field: the Marker, ULPDU_Length or CRC field being read
+ * @code: RFC 5044 section 8 error code, %MPA_ERR_NONE while healthy
+ * @reason: enum mpa_reason: the precise reason of @code
  *
- * The decoder keeps at most four octets of its own; it never stages a
- * ULPDU.  Its size is fixed, whatever ULPDU_Length the peer sends.
+ * The machine holds a handful of octets of its own and never a ULPDU: the
+ * caller keeps the stream's octets where they are (in TCP's receive queue)
+ * until the machine has judged the FPDU, and then takes the ULPDU's octets
+ * from there, at the wire offsets mpa_rxm_locate() gives. Its size is
+ * fixed, whatever ULPDU_Length the peer sends.
  */
-struct mpa_rx {
+struct mpa_rxm {
 	u32 pos;
+	u32 fed;
+	u32 reg;
+	struct mpa_fpdu_layout lo;
+	u8 hdr_off;
+	u8 state;
 	bool markers;
 	bool crc;
-	u8 state;
-	u8 ntmp;
-	u8 tmp[4];
+	bool have_lo;
 	bool bad_marker;
-	u32 reg;
-	u32 done;
-	struct mpa_fpdu_layout lo;
-	struct mpa_piece_iter it;
-	struct mpa_piece piece;
-	u64 fpdus;
-	int ev_error;
-	enum mpa_rx_error ev_detail;
+	u8 field[4];
+	u32 code;
+	u32 reason;
 };
 
-enum mpa_rx_error mpa_fpdu_verify(const struct mpa_fpdu_layout *lo,
-				  const void *span, bool crc);
-int mpa_rx_init(struct mpa_rx *rx, u32 pos, bool markers, bool crc);
-u32 mpa_rx_feed(struct mpa_rx *rx, const void *buf, u32 len,
-		struct mpa_rx_event *ev);
-bool mpa_rx_at_boundary(const struct mpa_rx *rx);
-const char *mpa_rx_error_str(enum mpa_rx_error err);
+int mpa_rxm_init(struct mpa_rxm *m, u32 pos, bool markers, bool crc);
+u32 mpa_rxm_feed(struct mpa_rxm *m, const void *buf, u32 len);
+u32 mpa_rxm_locate(const struct mpa_rxm *m, u32 off, u32 *wire);
+void mpa_rxm_next(struct mpa_rxm *m);
+enum mpa_rxm_state mpa_rxm_fin(struct mpa_rxm *m);
+
+/**
+ * mpa_rxm_state() - what the machine says about the current FPDU
+ * @m: the machine
+ *
+ * Return: enum mpa_rxm_state.
+ */
+static inline enum mpa_rxm_state mpa_rxm_state(const struct mpa_rxm *m)
+{
+	return m->state;
+}
+
+/**
+ * mpa_rxm_fed() - octets of the current FPDU the machine has seen
+ * @m: the machine
+ *
+ * The next octet to feed is this far from the FPDU's first octet. Until
+ * the FPDU is judged, these octets must stay available to the caller.
+ *
+ * Return: a wire offset in the current FPDU's span.
+ */
+static inline u32 mpa_rxm_fed(const struct mpa_rxm *m)
+{
+	return m->fed;
+}
+
+/**
+ * mpa_rxm_ulpdu_len() - ULPDU_Length of the FPDU judged valid
+ * @m: the machine, in %MPA_RXM_FPDU
+ *
+ * Return: the ULPDU's length; 0 for an empty ULPDU, which has nothing to
+ * deliver (requirements A12).
+ */
+static inline u32 mpa_rxm_ulpdu_len(const struct mpa_rxm *m)
+{
+	return m->lo.ulpdu_len;
+}
+
+/**
+ * mpa_rxm_span() - wire octets of the FPDU judged valid
+ * @m: the machine, in %MPA_RXM_FPDU
+ *
+ * Return: its octets on the wire, Markers included: what to consume from
+ * the stream once its ULPDU is delivered.
+ */
+static inline u32 mpa_rxm_span(const struct mpa_rxm *m)
+{
+	return m->lo.span;
+}
+
+/**
+ * mpa_rxm_nr_markers() - Markers in the FPDU judged valid
+ * @m: the machine, in %MPA_RXM_FPDU
+ *
+ * Return: the number of Markers in its span, a leading one included.
+ */
+static inline u32 mpa_rxm_nr_markers(const struct mpa_rxm *m)
+{
+	return m->lo.nr_markers + m->lo.lead_marker;
+}
 
 /* ------------------------------------------------------------------ */
 /* MULPDU (mulpdu.c)                                                   */
@@ -372,7 +372,6 @@ const char *mpa_rx_error_str(enum mpa_rx_error err);
 
 u32 mpa_mulpdu_raw(u32 emss, bool markers);
 u32 mpa_mulpdu(u32 emss, bool markers);
-u32 mpa_mulpdu_packed(u32 emss, bool markers, u32 used);
 
 /* ------------------------------------------------------------------ */
 /* Request/Reply frames (frames.c)                                     */
@@ -410,7 +409,7 @@ enum mpa_role {
  *
  * The values are those of the uAPI's enum mpa_reason, which userspace
  * reads back. Every reason but %MPA_SR_OK is RFC 5044 section 8 error code 4
- * (%MPA_ERR_STARTUP); mpa_startup_reason_str() names it for people.
+ * (%MPA_ERR_STARTUP).
  */
 enum mpa_startup_reason {
 	MPA_SR_OK = MPA_REASON_NONE,
@@ -475,7 +474,6 @@ enum mpa_startup_reason mpa_frame_parse_hdr(struct mpa_frame *f,
 					    enum mpa_role role);
 enum mpa_startup_reason mpa_frame_parse_pd(struct mpa_frame *f,
 					   const void *pd);
-const char *mpa_startup_reason_str(enum mpa_startup_reason reason);
 int mpa_startup_reason_code(enum mpa_startup_reason reason);
 
 /* ------------------------------------------------------------------ */

@@ -28,9 +28,6 @@
 
 #include "core.h"
 
-/* Stream octets between two Markers that are not Marker octets */
-#define MPA_MARKER_STRIDE	(MPA_MARKER_INTERVAL - MPA_MARKER_SIZE)
-
 /**
  * mpa_fpdu_layout() - compute where the parts of one FPDU go on the wire
  * @lo: layout to fill
@@ -185,130 +182,6 @@ void mpa_piece_fill(const struct mpa_fpdu_layout *lo,
 EXPORT_SYMBOL_IF_KUNIT(mpa_piece_fill);
 
 /**
- * mpa_fpdu_crc() - CRC value of an FPDU whose ULPDU is scattered
- * @lo: layout of the FPDU
- * @ulpdu: the ULPDU, as buffers in order (@lo->ulpdu_len octets in total)
- * @n: number of buffers
- *
- * Covers everything in the span before the CRC field: a leading Marker,
- * ULPDU_Length, the ULPDU with its Markers in place, PAD and a Marker
- * between PAD and CRC (R-4.4-14, R-4.4-15).
- *
- * Return: the CRC value, for mpa_crc_put().
- */
-u32 mpa_fpdu_crc(const struct mpa_fpdu_layout *lo,
-		 const struct mpa_buf *ulpdu, unsigned int n)
-{
-	struct mpa_piece_iter it;
-	struct mpa_piece p;
-	u32 crc = mpa_crc_init();
-	u8 tmp[MPA_MARKER_SIZE];
-
-	mpa_piece_iter_init(&it);
-	while (mpa_fpdu_next_piece(lo, &it, &p)) {
-		switch (p.type) {
-		case MPA_PIECE_ULPDU:
-			crc = mpa_crc_bufs_range(crc, ulpdu, n, p.ulpdu_off,
-						 p.len);
-			break;
-		case MPA_PIECE_CRC:
-			return mpa_crc_final(crc);
-		default:
-			mpa_piece_fill(lo, &p, tmp);
-			crc = mpa_crc_update(crc, tmp, p.len);
-			break;
-		}
-	}
-	return mpa_crc_final(crc);
-}
-EXPORT_SYMBOL_IF_KUNIT(mpa_fpdu_crc);
-
-/**
- * mpa_fpdu_encode() - frame one ULPDU into a flat buffer
- * @pos: stream position of the span, relative to SeqStart
- * @markers: insert Markers
- * @ulpdu: the ULPDU
- * @len: its length, 0..%MPA_MAX_ULPDU (the layers above refuse 0 on
- *	transmit, requirements A11; the wire format allows it)
- * @buf: output
- * @size: room at @buf
- *
- * Return: the number of octets written (the span), or -EMSGSIZE, -EINVAL
- * (see mpa_fpdu_layout()) or -ENOSPC if @size is too small.
- */
-int mpa_fpdu_encode(u32 pos, bool markers, const void *ulpdu, u32 len,
-		    void *buf, u32 size)
-{
-	struct mpa_fpdu_layout lo;
-	struct mpa_piece_iter it;
-	struct mpa_piece p;
-	u8 *out = buf;
-	int err;
-
-	err = mpa_fpdu_layout(&lo, pos, markers, len);
-	if (err)
-		return err;
-	if (size < lo.span)
-		return -ENOSPC;
-
-	mpa_piece_iter_init(&it);
-	while (mpa_fpdu_next_piece(&lo, &it, &p)) {
-		switch (p.type) {
-		case MPA_PIECE_ULPDU:
-			memcpy(out + p.off, (const u8 *)ulpdu + p.ulpdu_off,
-			       p.len);
-			break;
-		case MPA_PIECE_CRC:
-			mpa_crc_put(out + p.off, mpa_crc_value(out, p.off));
-			break;
-		default:
-			mpa_piece_fill(&lo, &p, out + p.off);
-			break;
-		}
-	}
-	return lo.span;
-}
-EXPORT_SYMBOL_IF_KUNIT(mpa_fpdu_encode);
-
-/**
- * mpa_fpdu_fit() - largest ULPDU whose FPDU fits in some room
- * @pos: stream position where the FPDU's span would start
- * @markers: Markers are enabled in this direction
- * @room: wire octets available, e.g. what is left of a TCP segment
- *
- * Exact for this position, unlike the worst-case MULPDU formulas.
- *
- * Return: the largest ULPDU_Length (at most %MPA_MAX_ULPDU) whose span at
- * @pos is at most @room, or -ENOSPC if not even an empty FPDU fits, or
- * -EINVAL for a misaligned @pos with Markers.
- */
-int mpa_fpdu_fit(u32 pos, bool markers, u32 room)
-{
-	struct mpa_fpdu_layout lo;
-	u32 lo_len = 0, hi_len = MPA_MAX_ULPDU;
-	int err;
-
-	err = mpa_fpdu_layout(&lo, pos, markers, 0);
-	if (err)
-		return err;
-	if (lo.span > room)
-		return -ENOSPC;
-
-	/* The span grows monotonically with the ULPDU length. */
-	while (lo_len < hi_len) {
-		u32 mid = lo_len + (hi_len - lo_len + 1) / 2;
-
-		mpa_fpdu_layout(&lo, pos, markers, mid);
-		if (lo.span <= room)
-			lo_len = mid;
-		else
-			hi_len = mid - 1;
-	}
-	return lo_len;
-}
-EXPORT_SYMBOL_IF_KUNIT(mpa_fpdu_fit);
-
-/**
  * mpa_marker_ptr_ok() - check a received Marker's FPDUPTR
  * @marker: the four Marker octets
  * @expected: FPDUPTR the ULPDU_Length chain predicts
@@ -325,38 +198,3 @@ bool mpa_marker_ptr_ok(const void *marker, u16 expected)
 	return (ptr & MPA_FPDUPTR_MASK) == (expected & MPA_FPDUPTR_MASK);
 }
 EXPORT_SYMBOL_IF_KUNIT(mpa_marker_ptr_ok);
-
-/**
- * mpa_fpdu_verify() - check a received FPDU held in one flat buffer
- * @lo: its layout, from its position and ULPDU_Length
- * @span: the @lo->span octets of the FPDU as received
- * @crc: CRCs are checked on this connection
- *
- * The CRC first, then every Marker's FPDUPTR against the layout
- * (requirements A16).  A receiver holding the FPDU scattered (in skbs)
- * does the same with mpa_crc_skb() over the first @lo->span - 4 octets
- * and mpa_marker_ptr_ok() on each Marker piece.
- *
- * Return: %MPA_RX_OK, %MPA_RX_ERR_CRC (code 2) or %MPA_RX_ERR_MARKER
- * (code 3).
- */
-enum mpa_rx_error mpa_fpdu_verify(const struct mpa_fpdu_layout *lo,
-				  const void *span, bool crc)
-{
-	const u8 *in = span;
-	struct mpa_piece_iter it;
-	struct mpa_piece p;
-
-	if (crc && mpa_crc_get(in + lo->span - MPA_CRC_SIZE) !=
-		   mpa_crc_value(in, lo->span - MPA_CRC_SIZE))
-		return MPA_RX_ERR_CRC;
-
-	mpa_piece_iter_init(&it);
-	while (mpa_fpdu_next_piece(lo, &it, &p)) {
-		if (p.type == MPA_PIECE_MARKER &&
-		    !mpa_marker_ptr_ok(in + p.off, p.fpduptr))
-			return MPA_RX_ERR_MARKER;
-	}
-	return MPA_RX_OK;
-}
-EXPORT_SYMBOL_IF_KUNIT(mpa_fpdu_verify);

@@ -192,39 +192,6 @@ enum mpa_startup_reason mpa_frame_parse_pd(struct mpa_frame *f,
 }
 EXPORT_SYMBOL_IF_KUNIT(mpa_frame_parse_pd);
 
-static const char * const mpa_startup_reasons[MPA_SR_NR] = {
-	[MPA_SR_OK]		= "no error",
-	[MPA_SR_BAD_KEY]	= "not an MPA Request or Reply key",
-	[MPA_SR_INIT_INIT]	= "Request received by the Initiator (Initiator/Initiator start)",
-	[MPA_SR_REPLY_AT_RESPONDER] = "Reply received where a Request belongs",
-	[MPA_SR_PD_TOO_LONG]	= "PD_Length above 512",
-	[MPA_SR_V2_SHORT]	= "Rev 2 enhanced frame without room for the IRD/ORD block",
-	[MPA_SR_BAD_REV]	= "unsupported MPA revision",
-	[MPA_SR_REV0]		= "Rev 0 (RDMAC) peer and permissive mode is off",
-	[MPA_SR_REV_MISMATCH]	= "Reply revision does not answer the Request revision",
-	[MPA_SR_V2_MISMATCH]	= "Reply enhanced (E) bit differs from the Request",
-	[MPA_SR_P2P_MISMATCH]	= "Reply does not echo the peer-to-peer flag",
-	[MPA_SR_NO_RTR]		= "no supported RTR type offered",
-	[MPA_SR_RTR_MISMATCH]	= "Reply does not pick exactly one offered RTR type",
-	[MPA_SR_PD_BUFFER]	= "Private Data longer than the application buffer",
-	[MPA_SR_TRUNCATED]	= "connection ended inside a startup frame",
-	[MPA_SR_TIMEOUT]	= "startup frame did not arrive in time",
-};
-
-/**
- * mpa_startup_reason_str() - human-readable text of a startup failure
- * @reason: the reason
- *
- * Return: a constant string; stable, so logs and tests may match it.
- */
-const char *mpa_startup_reason_str(enum mpa_startup_reason reason)
-{
-	if ((unsigned int)reason >= MPA_SR_NR)
-		return "unknown startup error";
-	return mpa_startup_reasons[reason];
-}
-EXPORT_SYMBOL_IF_KUNIT(mpa_startup_reason_str);
-
 /**
  * mpa_startup_reason_code() - RFC 5044 section 8 code of a startup failure
  * @reason: the reason

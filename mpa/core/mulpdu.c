@@ -50,29 +50,3 @@ u32 mpa_mulpdu(u32 emss, bool markers)
 		       MPA_MAX_ULPDU);
 }
 EXPORT_SYMBOL_IF_KUNIT(mpa_mulpdu);
-
-/**
- * mpa_mulpdu_packed() - MULPDU for the rest of a partly filled segment
- * @emss: effective maximum segment size in octets
- * @markers: Markers are sent in this direction (the peer's M bit)
- * @used: octets of the current segment already taken by earlier FPDUs
- *
- * MPA may lower MULPDU to what is left of a segment holding FPDUs already
- * (R-4.5-5), applying the formula to the room left.  It must never report
- * less than 128 (R-4.5-9): when the room left gives less, the MULPDU of the
- * next, empty segment is reported instead.
- *
- * Return: the MULPDU to report to the ULP.
- */
-u32 mpa_mulpdu_packed(u32 emss, bool markers, u32 used)
-{
-	u32 left;
-
-	if (used >= emss)
-		return mpa_mulpdu(emss, markers);
-	left = mpa_mulpdu_raw(emss - used, markers);
-	if (left < MPA_MIN_MULPDU)
-		return mpa_mulpdu(emss, markers);
-	return min_t(u32, left, MPA_MAX_ULPDU);
-}
-EXPORT_SYMBOL_IF_KUNIT(mpa_mulpdu_packed);

@@ -302,24 +302,16 @@ static void frame_round_trip(struct kunit *test)
 	KUNIT_EXPECT_MEMEQ(test, g.pd, "private", 7);
 }
 
-static void frame_reason_strings(struct kunit *test)
+/* Every startup failure is code 4, a truncated frame included (A6) */
+static void frame_reason_codes(struct kunit *test)
 {
-	unsigned int i, j;
+	enum mpa_startup_reason i;
 
 	KUNIT_EXPECT_EQ(test, mpa_startup_reason_code(MPA_SR_OK),
 			MPA_ERR_NONE);
-	for (i = 1; i < MPA_SR_NR; i++) {
-		KUNIT_ASSERT_NOT_NULL(test, mpa_startup_reason_str(i));
+	for (i = MPA_SR_OK + 1; i < MPA_SR_NR; i++)
 		KUNIT_EXPECT_EQ(test, mpa_startup_reason_code(i),
 				MPA_ERR_STARTUP);
-		for (j = 0; j < i; j++)
-			KUNIT_EXPECT_STRNEQ(test, mpa_startup_reason_str(i),
-					    mpa_startup_reason_str(j));
-	}
-	KUNIT_EXPECT_STREQ(test, mpa_startup_reason_str(MPA_SR_INIT_INIT),
-			   "Request received by the Initiator (Initiator/Initiator start)");
-	KUNIT_EXPECT_STREQ(test, mpa_startup_reason_str(MPA_SR_NR),
-			   "unknown startup error");
 }
 
 static struct kunit_case mpa_frames_cases[] = {
@@ -338,7 +330,7 @@ static struct kunit_case mpa_frames_cases[] = {
 	KUNIT_CASE(frame_rev2_too_short),
 	KUNIT_CASE(frame_build_errors),
 	KUNIT_CASE(frame_round_trip),
-	KUNIT_CASE(frame_reason_strings),
+	KUNIT_CASE(frame_reason_codes),
 	{}
 };
 

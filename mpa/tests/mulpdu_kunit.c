@@ -96,53 +96,12 @@ static void mulpdu_huge_emss(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mpa_mulpdu(0xffffffff, false), 64768U);
 }
 
-/* R-4.5-5: lowered to the room left in a partly filled segment */
-static void mulpdu_packed_lowered(struct kunit *test)
-{
-	/* 1460 - 500 = 960: 960 - (6 + 8 + 0) = 946 */
-	KUNIT_EXPECT_EQ(test, mpa_mulpdu_packed(1460, true, 500), 946U);
-	/* 960 - (6 + 0) = 954 */
-	KUNIT_EXPECT_EQ(test, mpa_mulpdu_packed(1460, false, 500), 954U);
-	KUNIT_EXPECT_EQ(test, mpa_mulpdu_packed(1460, true, 0), 1442U);
-}
-
-/* R-4.5-9: never below 128; the next full segment's value instead */
-static void mulpdu_packed_floor(struct kunit *test)
-{
-	/* 1460 - 1320 = 140: 140 - 10 = 130, still allowed */
-	KUNIT_EXPECT_EQ(test, mpa_mulpdu_packed(1460, true, 1320), 130U);
-	/* 136 left: 126 with Markers -> next segment */
-	KUNIT_EXPECT_EQ(test, mpa_mulpdu_packed(1460, true, 1324), 1442U);
-	KUNIT_EXPECT_EQ(test, mpa_mulpdu_packed(1460, false, 1324), 130U);
-	KUNIT_EXPECT_EQ(test, mpa_mulpdu_packed(1460, false, 1400), 1454U);
-	KUNIT_EXPECT_EQ(test, mpa_mulpdu_packed(1460, false, 1460), 1454U);
-	KUNIT_EXPECT_EQ(test, mpa_mulpdu_packed(1460, false, 5000), 1454U);
-}
-
-static void mulpdu_packed_never_below_floor(struct kunit *test)
-{
-	u32 used;
-
-	for (used = 0; used < 2000; used++) {
-		KUNIT_ASSERT_GE(test, mpa_mulpdu_packed(1460, true, used),
-				128U);
-		KUNIT_ASSERT_LE(test, mpa_mulpdu_packed(1460, true, used),
-				1442U);
-		KUNIT_ASSERT_GE(test, mpa_mulpdu_packed(100, false, used),
-				128U);
-	}
-	KUNIT_EXPECT_EQ(test, mpa_mulpdu_packed(70000, false, 0), 64768U);
-}
-
 static struct kunit_case mpa_mulpdu_cases[] = {
 	KUNIT_CASE_PARAM(mulpdu_table, mulpdu_gen_params),
 	KUNIT_CASE(mulpdu_no_pad),
 	KUNIT_CASE(mulpdu_fits_segment),
 	KUNIT_CASE(mulpdu_tiny_emss),
 	KUNIT_CASE(mulpdu_huge_emss),
-	KUNIT_CASE(mulpdu_packed_lowered),
-	KUNIT_CASE(mulpdu_packed_floor),
-	KUNIT_CASE(mulpdu_packed_never_below_floor),
 	{}
 };
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: decode(encode(x)) == x.  A random sequence of ULPDUs
- * is framed back to back from a random start position (near the 32-bit
- * wrap too), with or without Markers, then fed to the decoder in random
- * splits; every ULPDU must come back exactly, with no error.  On the way
- * every Marker in the stream is checked against RFC 5044 section 4.3
- * independently of the layout code, the scattered CRC path is checked
- * against the flat encoder, and mpa_fpdu_fit() against the spans.
+ * libFuzzer target: what the transmit path builds, the receive path takes
+ * back. A random sequence of ULPDUs is framed back to back from a random
+ * start position (near the 32-bit wrap too), with or without Markers, from
+ * the core's layout and pieces the way mpa/tx.c builds FPDUs (the CRC run
+ * piece by piece over a scattered ULPDU); every octet must be what the
+ * reference encoder of ref.c (RFC 5044 section 4, no shared code) writes.
+ * Then the receive machine gets the stream in random pieces: every ULPDU
+ * must come back exactly, at the right place, with no error.
  *
  * Input: flags (1) | position (4, LE) | seed (4, LE) | be16 lengths...
  * Lengths are taken modulo 1024 unless flags 0x30 allow up to 64768.
@@ -17,17 +18,17 @@
 
 #include "core/core.h"
 #include "fuzz.h"
+#include "ref.h"
 
 #define RT_MAX_STREAM	(140 * 1024)
 #define RT_MAX_FPDUS	256
 
 static u8 stream[RT_MAX_STREAM];
+static u8 expect[RT_MAX_STREAM];
 static u8 ulpdus[RT_MAX_STREAM];
-static u8 stage[MPA_MAX_ULPDU];
 
 struct fpdu_rec {
-	u32 start;	/* span start, offset in stream */
-	u32 hdr;	/* ULPDU_Length offset in stream */
+	u32 start;	/* offset in the stream */
 	u32 end;
 	u32 data;	/* offset of the ULPDU in ulpdus[] */
 	u32 len;
@@ -35,41 +36,59 @@ struct fpdu_rec {
 
 static struct fpdu_rec recs[RT_MAX_FPDUS];
 
-/* R-4.3-7, R-4.3-9, R-4.3-10, A8, A9, without the layout code */
-static void check_markers(u32 pos, u32 total, unsigned int nr)
+/*
+ * Build one FPDU as mpa/tx.c does: each piece of the layout, ULPDU octets
+ * copied from a ULPDU in three scattered parts, the CRC register fed as
+ * the pieces are written.
+ */
+static u32 tx_build(const struct mpa_fpdu_layout *lo, const u8 *ulpdu,
+		    u32 cut1, u32 cut2, u8 *out)
 {
-	unsigned int k = 0;
-	u32 off, ptr;
+	const u8 *part[3] = { ulpdu, ulpdu + cut1, ulpdu + cut2 };
+	u32 end[3] = { cut1, cut2, lo->ulpdu_len };
+	u32 crc = mpa_crc_init();
+	struct mpa_piece_iter it;
+	struct mpa_piece p;
+	u32 wire = 0, i, o, n;
 
-	for (off = (0U - pos) & (MPA_MARKER_INTERVAL - 1); off < total;
-	     off += MPA_MARKER_INTERVAL) {
-		while (k < nr && recs[k].end <= off)
-			k++;
-		if (k == nr)
-			abort();	/* a Marker after the last FPDU */
-		if (stream[off] || stream[off + 1])
-			abort();	/* RESERVED is sent as 0 */
-		ptr = stream[off + 2] << 8 | stream[off + 3];
-		if (off == recs[k].start) {
-			if (ptr)
-				abort();
-		} else if (off - recs[k].hdr != ptr || off < recs[k].hdr ||
-			   off + 4 > recs[k].end - 4) {
+	mpa_piece_iter_init(&it);
+	while (mpa_fpdu_next_piece(lo, &it, &p)) {
+		if (p.off != wire || !p.len)
 			abort();
+		switch (p.type) {
+		case MPA_PIECE_ULPDU:
+			for (o = p.ulpdu_off; o < p.ulpdu_off + p.len; o += n) {
+				for (i = 0; o >= end[i]; i++)
+					;
+				n = fuzz_min(end[i], p.ulpdu_off + p.len) - o;
+				memcpy(out + wire + o - p.ulpdu_off,
+				       part[i] + o - (i ? end[i - 1] : 0), n);
+			}
+			crc = mpa_crc_update(crc, out + wire, p.len);
+			break;
+		case MPA_PIECE_CRC:
+			if (p.len != MPA_CRC_SIZE)
+				abort();
+			mpa_crc_put(out + wire, mpa_crc_final(crc));
+			break;
+		default:
+			mpa_piece_fill(lo, &p, out + wire);
+			crc = mpa_crc_update(crc, out + wire, p.len);
+			break;
 		}
+		wire += p.len;
 	}
+	return wire;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mpa_fpdu_layout lo;
-	struct mpa_rx_event ev;
-	struct mpa_buf v[3];
-	struct mpa_rx rx;
-	u32 pos, seed, total = 0, utotal = 0, i, at, staged, got, cap;
+	struct mpa_rxm m;
+	u32 pos, seed, total = 0, utotal = 0, i, at, fpdu, cap, used, chunk;
+	u32 cut1, cut2, off, n, wire;
 	unsigned int nr = 0, k;
 	bool markers, crc;
-	int span, fit;
 
 	if (size < 9)
 		return 0;
@@ -102,85 +121,56 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (i = 0; i < len; i++)
 			ulpdus[utotal + i] = i & 3 ? ulpdus[utotal + i - 1] + 1 :
 					     fuzz_rand(&seed);
-
-		span = mpa_fpdu_encode(pos + total, markers, ulpdus + utotal,
-				       len, stream + total,
-				       RT_MAX_STREAM - total);
-		if (span < 0 || (u32)span != lo.span)
+		cut1 = len ? fuzz_rand(&seed) % (len + 1) : 0;
+		cut2 = cut1 + (len - cut1) / 2;
+		if (tx_build(&lo, ulpdus + utotal, cut1, cut2,
+			     stream + total) != lo.span)
 			abort();
-
-		/* the TX builder's path: scattered ULPDU, CRC from layout */
-		v[0].base = ulpdus + utotal;
-		v[0].len = len ? fuzz_rand(&seed) % (len + 1) : 0;
-		v[1].base = ulpdus + utotal + v[0].len;
-		v[1].len = (len - v[0].len) / 2;
-		v[2].base = (u8 *)v[1].base + v[1].len;
-		v[2].len = len - v[0].len - v[1].len;
-		if (mpa_fpdu_crc(&lo, v, 3) !=
-		    mpa_crc_get(stream + total + span - 4))
+		if (ref_encode(pos + total, markers, ulpdus + utotal, len,
+			       expect + total, RT_MAX_STREAM - total) !=
+		    lo.span ||
+		    memcmp(stream + total, expect + total, lo.span))
 			abort();
-		if (mpa_fpdu_verify(&lo, stream + total, true) != MPA_RX_OK)
-			abort();
-
-		fit = mpa_fpdu_fit(pos + total, markers, span);
-		if (fit < (int)len)
-			abort();
-		fit = mpa_fpdu_fit(pos + total, markers, span - 1);
-		if (fit >= (int)len)
-			abort();
-
 		recs[nr].start = total;
-		recs[nr].hdr = total + lo.hdr_off;
-		recs[nr].end = total + span;
+		recs[nr].end = total + lo.span;
 		recs[nr].data = utotal;
 		recs[nr].len = len;
 		nr++;
-		total += span;
+		total += lo.span;
 		utotal += len;
 	}
 	if (!nr)
 		return 0;
-	if (markers)
-		check_markers(pos, total, nr);
 
-	if (mpa_rx_init(&rx, pos, markers, crc))
+	if (mpa_rxm_init(&m, pos, markers, crc))
 		abort();
 	at = 0;
+	fpdu = 0;
 	k = 0;
-	staged = 0;
 	while (at < total) {
-		u32 chunk = fuzz_min(total - at, 1 + fuzz_rand(&seed) %
-				     (seed & 0x100 ? 9 : 3000));
-
-		while (chunk) {
-			got = mpa_rx_feed(&rx, stream + at, chunk, &ev);
-			at += got;
-			chunk -= got;
-			switch (ev.type) {
-			case MPA_RX_EV_DATA:
-				if (k >= nr || ev.ulpdu_off != staged ||
-				    ev.ulpdu_len != recs[k].len)
-					abort();
-				memcpy(stage + staged, ev.data, ev.len);
-				staged += ev.len;
-				break;
-			case MPA_RX_EV_FPDU:
-				if (k >= nr || staged != recs[k].len ||
-				    ev.fpdu_pos != pos + recs[k].start ||
-				    at != recs[k].end ||
-				    memcmp(stage, ulpdus + recs[k].data, staged))
-					abort();
-				k++;
-				staged = 0;
-				break;
-			case MPA_RX_EV_ERROR:
+		chunk = fuzz_min(total - at, 1 + fuzz_rand(&seed) %
+				 (seed & 0x100 ? 9 : 3000));
+		for (; chunk; chunk -= used) {
+			used = mpa_rxm_feed(&m, stream + at, chunk);
+			at += used;
+			if (mpa_rxm_state(&m) == MPA_RXM_MORE)
+				continue;
+			if (mpa_rxm_state(&m) != MPA_RXM_FPDU || k >= nr ||
+			    fpdu != recs[k].start || at != recs[k].end ||
+			    mpa_rxm_ulpdu_len(&m) != recs[k].len)
 				abort();
-			case MPA_RX_EV_NONE:
-				break;
+			for (off = 0; off < recs[k].len; off += n) {
+				n = mpa_rxm_locate(&m, off, &wire);
+				if (!n || memcmp(stream + fpdu + wire,
+						 ulpdus + recs[k].data + off, n))
+					abort();
 			}
+			k++;
+			fpdu = at;
+			mpa_rxm_next(&m);
 		}
 	}
-	if (k != nr || !mpa_rx_at_boundary(&rx) || rx.pos != pos + total)
+	if (k != nr || mpa_rxm_fin(&m) != MPA_RXM_MORE)
 		abort();
 	return 0;
 }
