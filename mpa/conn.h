@@ -104,12 +104,10 @@ enum {
  * @tx_queue: closed FPDUs not yet (fully) taken by TCP, in order
  * @tx_charged: octets of @tx_queue and @tx_open charged to sk_wmem_queued
  *	and sk_forward_alloc
- * @rx_pos: stream position (from @rx_seq_start) of the next FPDU
- * @rx_lo: layout of that FPDU, once its ULPDU_Length was read
- * @rx_have_lo: @rx_lo is valid
- * @rx_valid: the FPDU is complete and passed CRC and Marker checks
- * @rx_ready: the FPDU is complete, or @rx_err is set: recv will not wait
- *	(read locklessly by poll)
+ * @rxm: the receive machine: every decision about the FPDUs received
+ *	(positions from @rx_seq_start)
+ * @rx_ready: the machine judged the next FPDU valid, or @rx_err is set:
+ *	recv will not wait (read locklessly by poll)
  * @rx_done: ULPDU octets of the FPDU already returned
  * @rx_cfill: octets of the FPDU moved into @rx_cbuf (copy mode)
  * @rx_cbuf: copy mode buffer, while an FPDU is in copy mode
@@ -174,10 +172,7 @@ struct mpa_conn {
 	struct list_head tx_queue;
 	u32 tx_charged;
 
-	u32 rx_pos;
-	struct mpa_fpdu_layout rx_lo;
-	bool rx_have_lo;
-	bool rx_valid;
+	struct mpa_rxm rxm;
 	bool rx_ready;
 	u32 rx_done;
 	u32 rx_cfill;

@@ -1,27 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MPA receive path: FPDUs are parsed in place on TCP's receive queue.
+ * MPA receive path: FPDUs are judged and delivered in place, on TCP's
+ * receive queue.
  *
- * The next FPDU's ULPDU_Length is peeked as soon as it is queued; the FPDU
- * is "ready" once all of its span is queued, and only then is it checked
- * (one CRC pass over the skbs, every Marker's FPDUPTR) and copied to the
- * reader (one copy), after which its octets are consumed from TCP. Until
- * then they stay in TCP's queue, charged to the socket, and the window
- * closes on a slow reader as it should.
+ * Every decision about the octets is the receive machine's (core/rxm.c):
+ * where the next FPDU starts and ends, which octets are Markers and what
+ * they must say, the CRC and Marker verdicts, the RFC 5044 section 8
+ * error, which octets are the ULPDU's. This file only feeds it the octets
+ * TCP has queued and acts on its answers.
+ *
+ * As octets arrive they are fed to the machine straight from the skbs
+ * (skb_seq_read(): the one CRC pass, while they are fresh); they stay in
+ * TCP's queue, charged to the socket, so the window closes on a slow
+ * reader as it should. Once the machine has judged the FPDU valid its
+ * ULPDU is copied to the reader (the one copy) and only then are its
+ * octets consumed from TCP; nothing of an FPDU is delivered before its
+ * CRC and Markers are checked (R-6-1).
  *
  * An FPDU that cannot fit in the receive buffer (a small SO_RCVBUF, memory
- * pressure) would stall the connection: then its octets are moved, as they
- * come, into a buffer of the connection's own (copy mode), which frees
- * TCP's buffer and reopens the window. The wire offset of the FPDU's first
- * @rx_cfill octets is in that buffer, the rest in the queue. The buffer is
- * as large as the FPDU (at most 65288 octets), allocated with the socket's
- * allocation flags, charged to the socket's memory cgroup, and freed as
- * soon as the FPDU is consumed: an idle connection holds none.
+ * pressure) would stall the connection: then the octets the machine has
+ * seen are moved, as they come, into a buffer of the connection's own
+ * (copy mode), which frees TCP's buffer and reopens the window. The wire
+ * offset of the FPDU's first @rx_cfill octets is in that buffer, the rest
+ * in the queue. The buffer is as large as the FPDU (at most 65288
+ * octets), allocated with the socket's allocation flags, charged to the
+ * socket's memory cgroup, and freed as soon as the FPDU is consumed or the
+ * receive half fails: an idle connection holds none.
  *
- * Readiness is computed in the socket's data_ready callback (softirq, or
- * the socket owner's backlog processing) and under the socket lock in
- * process context; the two never run at once, as TCP only calls data_ready
- * from softirq while no process owns the socket.
+ * The machine is fed in the socket's data_ready callback (softirq, or the
+ * socket owner's backlog processing) and under the socket lock in process
+ * context; the two never run at once, as TCP only calls data_ready from
+ * softirq while no process owns the socket.
  */
 #include <linux/export.h>
 #include <linux/mm.h>
@@ -35,47 +44,35 @@
 /* Copy mode without memory: when to try again */
 #define MPA_RX_RETRY	(HZ / 10)
 
-/* A walk over a range of TCP's receive queue */
-struct mpa_rxq_iter {
-	struct sk_buff *skb;	/* last skb returned, NULL at the start */
-	u32 seq;		/* sequence number of the next octet */
-	u32 left;		/* octets still to walk */
-};
-
-static void mpa_rxq_iter_init(struct mpa_rxq_iter *it, struct sock *sk,
-			      u32 off, u32 len)
+/* Sequence number of the first data octet of a queued skb */
+static u32 mpa_skb_seq(const struct sk_buff *skb)
 {
-	it->skb = NULL;
-	it->seq = tcp_sk(sk)->copied_seq + off;
-	it->left = len;
+	return TCP_SKB_CB(skb)->seq +
+	       !!(TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN);
 }
 
 /*
- * The next piece of the range: the skb holding it, the offset inside and
- * the length. Return: NULL at the end of the range or of the queue.
+ * A forward walk over TCP's receive queue: each lookup starts where the
+ * previous one ended, so the pieces of one FPDU cost one walk in all.
  */
-static struct sk_buff *mpa_rxq_next(struct sock *sk, struct mpa_rxq_iter *it,
-				    u32 *off, u32 *n)
+struct mpa_rxq_cur {
+	struct sk_buff *skb;	/* where the last octet was found, or NULL */
+};
+
+/* The skb holding the octet at @seq, at or after the cursor, and where. */
+static struct sk_buff *mpa_rxq_seek(struct sock *sk, struct mpa_rxq_cur *cur,
+				    u32 seq, u32 *off)
 {
-	struct sk_buff *skb = it->skb ? it->skb :
-			      skb_peek(&sk->sk_receive_queue);
+	struct sk_buff *skb = cur->skb ?: skb_peek(&sk->sk_receive_queue);
 
-	if (!it->left)
-		return NULL;
-	for (; skb && skb != (struct sk_buff *)&sk->sk_receive_queue;
-	     skb = skb->next) {
-		u32 start = TCP_SKB_CB(skb)->seq;
+	for (; skb; skb = skb_peek_next(skb, &sk->sk_receive_queue)) {
+		u32 start = mpa_skb_seq(skb);
 
-		if (TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN)
-			start++;
-		if (before(it->seq, start))
+		if (before(seq, start))
 			return NULL;
-		if (it->seq - start < skb->len) {
-			*off = it->seq - start;
-			*n = min(it->left, skb->len - *off);
-			it->skb = skb;
-			it->seq += *n;
-			it->left -= *n;
+		if (seq - start < skb->len) {
+			*off = seq - start;
+			cur->skb = skb;
 			return skb;
 		}
 	}
@@ -87,23 +84,27 @@ static struct sk_buff *mpa_rxq_next(struct sock *sk, struct mpa_rxq_iter *it,
  * @sk: the socket, owned or bh-locked
  * @off: offset of the first octet from TCP's copied_seq
  * @buf: where to copy
- * @len: how many octets
+ * @len: how many
  *
  * Return: 0, or -EAGAIN if they are not all queued yet.
  */
 int mpa_rxq_peek(struct sock *sk, u32 off, void *buf, u32 len)
 {
-	struct mpa_rxq_iter it;
+	u32 seq = tcp_sk(sk)->copied_seq + off, o, n;
+	struct mpa_rxq_cur cur = {};
 	struct sk_buff *skb;
-	u32 skb_off, n;
 
-	mpa_rxq_iter_init(&it, sk, off, len);
-	while ((skb = mpa_rxq_next(sk, &it, &skb_off, &n))) {
-		if (skb_copy_bits(skb, skb_off, buf, n))
+	for (; len; len -= n) {
+		skb = mpa_rxq_seek(sk, &cur, seq, &o);
+		if (!skb)
+			return -EAGAIN;
+		n = min(len, skb->len - o);
+		if (skb_copy_bits(skb, o, buf, n))
 			return -EFAULT;
 		buf += n;
+		seq += n;
 	}
-	return it.left ? -EAGAIN : 0;
+	return 0;
 }
 
 /**
@@ -128,70 +129,99 @@ void mpa_rxq_consume(struct sock *sk, u32 n)
 	}
 }
 
-/* Feed queued octets [@off, @off + @len) to a raw CRC register. */
-static u32 mpa_rxq_crc(struct sock *sk, u32 off, u32 len, u32 crc)
+/* Copy queued octets [@off, @off + @len) from copied_seq to the reader. */
+static int mpa_rxq_copy(struct sock *sk, struct mpa_rxq_cur *cur, u32 off,
+			struct iov_iter *to, u32 len)
 {
-	struct mpa_rxq_iter it;
+	u32 seq = tcp_sk(sk)->copied_seq + off, o, n;
 	struct sk_buff *skb;
-	u32 skb_off, n;
 
-	mpa_rxq_iter_init(&it, sk, off, len);
-	while ((skb = mpa_rxq_next(sk, &it, &skb_off, &n)))
-		crc = mpa_crc_skb(crc, skb, skb_off, n);
-	return crc;
+	for (; len; len -= n) {
+		skb = mpa_rxq_seek(sk, cur, seq, &o);
+		if (!skb)
+			return -EFAULT;
+		n = min(len, skb->len - o);
+		if (skb_copy_datagram_iter(skb, o, to, n))
+			return -EFAULT;
+		seq += n;
+	}
+	return 0;
 }
 
-/* Copy queued octets [@off, @off + @len) to the reader. */
-static int mpa_rxq_copy(struct sock *sk, u32 off, struct iov_iter *to,
-			u32 len)
+/*
+ * The skb holding the queued octet @off octets from copied_seq, and where,
+ * with @left octets queued after it. Look from the nearer end of the
+ * queue: the tail when new data comes in behind a partial FPDU, the head
+ * when the previous FPDU was just consumed with more queued behind it (a
+ * walk from the tail would cost the whole queue for each small FPDU).
+ */
+static struct sk_buff *mpa_rxq_find(struct sock *sk, u32 off, u32 left,
+				    u32 *o)
 {
-	struct mpa_rxq_iter it;
+	u32 seq = tcp_sk(sk)->copied_seq + off;
+	struct mpa_rxq_cur cur = {};
 	struct sk_buff *skb;
-	u32 skb_off, n;
 
-	mpa_rxq_iter_init(&it, sk, off, len);
-	while ((skb = mpa_rxq_next(sk, &it, &skb_off, &n))) {
-		if (skb_copy_datagram_iter(skb, skb_off, to, n))
-			return -EFAULT;
+	if (off <= left)
+		return mpa_rxq_seek(sk, &cur, seq, o);
+	skb_queue_reverse_walk(&sk->sk_receive_queue, skb) {
+		u32 start = mpa_skb_seq(skb);
+
+		if (before(seq, start))
+			continue;
+		if (seq - start >= skb->len)
+			return NULL;
+		*o = seq - start;
+		return skb;
 	}
-	return it.left ? -EFAULT : 0;
+	return NULL;
 }
 
-/* The next FPDU's wire octets [@off, @off + @len): copy buffer, queue. */
-static int mpa_rx_read(struct mpa_conn *c, u32 off, void *buf, u32 len)
+/*
+ * Feed the machine the queued octets it has not seen yet, straight from
+ * the skbs, until it stops at the end of the FPDU (or at an error) or the
+ * queue ends. In copy mode it has seen all of the copy buffer.
+ */
+static void mpa_rx_feed(struct mpa_conn *c)
 {
-	u32 n = 0;
+	struct mpa_rxm *m = &c->rxm;
+	struct sock *sk = c->sk;
+	struct skb_seq_state st;
+	u32 off, avail, o, len, done, n, used;
+	struct sk_buff *skb;
+	const u8 *data;
 
-	if (off < c->rx_cfill) {
-		n = min(len, c->rx_cfill - off);
-		memcpy(buf, c->rx_cbuf + off, n);
+	if (mpa_rxm_state(m) != MPA_RXM_MORE)
+		return;
+	off = mpa_rxm_fed(m) - c->rx_cfill;
+	avail = tcp_inq(sk);
+	if (off >= avail)
+		return;
+	avail -= off;
+	skb = mpa_rxq_find(sk, off, avail, &o);
+	for (; skb && avail && mpa_rxm_state(m) == MPA_RXM_MORE;
+	     avail -= len, o = 0) {
+		len = min(skb->len - o, avail);
+		skb_prepare_seq_read(skb, o, o + len, &st);
+		for (done = 0; (n = skb_seq_read(done, &data, &st));
+		     done += used) {
+			used = mpa_rxm_feed(m, data, n);
+			if (used < n) {
+				/* the machine stopped: FPDU end or error */
+				skb_abort_seq_read(&st);
+				return;
+			}
+		}
+		if (done < len)
+			return;		/* unreadable frags: no octets */
+		skb = skb_peek_next(skb, &sk->sk_receive_queue);
 	}
-	return mpa_rxq_peek(c->sk, off + n - c->rx_cfill, buf + n,
-			    len - n);
 }
 
-static u32 mpa_rx_crc(struct mpa_conn *c, u32 off, u32 len, u32 crc)
+/* RFC 5044 section 8 code to what recv returns */
+static int mpa_rx_errno(u32 code)
 {
-	u32 n = 0;
-
-	if (off < c->rx_cfill) {
-		n = min(len, c->rx_cfill - off);
-		crc = mpa_crc_update(crc, c->rx_cbuf + off, n);
-	}
-	return mpa_rxq_crc(c->sk, off + n - c->rx_cfill, len - n, crc);
-}
-
-static int mpa_rx_copy(struct mpa_conn *c, u32 off, struct iov_iter *to,
-		       u32 len)
-{
-	u32 n = 0;
-
-	if (off < c->rx_cfill) {
-		n = min(len, c->rx_cfill - off);
-		if (copy_to_iter(c->rx_cbuf + off, n, to) != n)
-			return -EFAULT;
-	}
-	return mpa_rxq_copy(c->sk, off + n - c->rx_cfill, to, len - n);
+	return code == MPA_ERR_TCP_CLOSED ? EPROTO : EBADMSG;
 }
 
 /*
@@ -199,60 +229,47 @@ static int mpa_rx_copy(struct mpa_conn *c, u32 off, struct iov_iter *to,
  * reader; nothing more is delivered. TCP is left alone (sk_err untouched),
  * so the consumer can still send, e.g. a Terminate message.
  */
-static void mpa_rx_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum)
+static void mpa_rx_fail(struct mpa_conn *c)
 {
+	u32 code = c->rxm.code;
+
 	c->err.code = code;
-	c->err.reason = reason;
-	c->err.errnum = errnum;
+	c->err.reason = c->rxm.reason;
+	c->err.errnum = mpa_rx_errno(code);
 	if (code == MPA_ERR_CRC)
 		c->stats.crc_errors++;
 	else if (code == MPA_ERR_MARKER)
 		c->stats.marker_errors++;
-	WRITE_ONCE(c->rx_err, errnum);
+	WRITE_ONCE(c->rx_err, mpa_rx_errno(code));
 	WRITE_ONCE(c->rx_ready, true);
 	mpa_net_event(c, MPA_NET_ERROR);
 }
 
 /**
- * mpa_rx_probe() - is the next FPDU complete?
+ * mpa_rx_probe() - feed what is queued: is the next FPDU judged?
  * @c: the connection, in Full Operation; socket owned or bh-locked
  *
- * Reads the FPDU's ULPDU_Length once enough is queued.
- *
- * Return: true if recv would not wait: the FPDU is complete, or the
- * receive half failed.
+ * Return: true if recv would not wait: the machine judged the FPDU valid,
+ * or the receive half failed.
  */
 bool mpa_rx_probe(struct mpa_conn *c)
 {
-	struct sock *sk = c->sk;
-	u32 avail, hoff;
 	bool ready;
-	u8 hdr[MPA_HDR_SIZE];
-	u16 len;
 
 	if (READ_ONCE(c->rx_err))
 		return true;
-	avail = c->rx_cfill + tcp_inq(sk);
-	if (!c->rx_have_lo) {
-		hoff = mpa_fpdu_hdr_off(c->rx_pos, c->params.rx_markers);
-		if (avail < hoff + MPA_HDR_SIZE ||
-		    mpa_rx_read(c, hoff, hdr, sizeof(hdr)))
-			return false;
-		len = get_unaligned_be16(hdr);
-		if (len > MPA_MAX_ULPDU) {
-			/*
-			 * Requirements A12: no conforming sender makes it,
-			 * and the FPDU cannot be delimited. Code 2.
-			 */
-			mpa_rx_fail(c, MPA_ERR_CRC, MPA_REASON_BAD_LENGTH,
-				    EBADMSG);
-			return true;
-		}
-		mpa_fpdu_layout(&c->rx_lo, c->rx_pos, c->params.rx_markers,
-				len);
-		c->rx_have_lo = true;
+	mpa_rx_feed(c);
+	switch (mpa_rxm_state(&c->rxm)) {
+	case MPA_RXM_ERROR:
+		mpa_rx_fail(c);
+		return true;
+	case MPA_RXM_FPDU:
+		ready = true;
+		break;
+	default:
+		ready = false;
+		break;
 	}
-	ready = avail >= c->rx_lo.span;
 	WRITE_ONCE(c->rx_ready, ready);
 	return ready;
 }
@@ -273,6 +290,7 @@ static void mpa_rx_cbuf_free(struct mpa_conn *c)
 	kvfree(c->rx_cbuf);
 	c->rx_cbuf = NULL;
 	c->rx_csize = 0;
+	c->rx_cfill = 0;
 }
 
 /*
@@ -306,21 +324,23 @@ static int mpa_rx_cbuf_grow(struct mpa_conn *c, u32 size)
 	return 0;
 }
 
-/* Copy mode: move the next FPDU's queued octets into our own buffer. */
+/*
+ * Copy mode: move the octets the machine has seen into our own buffer,
+ * which is as large as the machine knows the FPDU to be: its header until
+ * ULPDU_Length is read, then its span.
+ */
 static void mpa_rx_copyin(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
 
 	while (mpa_rx_need_copy(c)) {
-		/* Up to ULPDU_Length first: the FPDU's end is not known. */
-		u32 want = c->rx_have_lo ? c->rx_lo.span :
-			   mpa_fpdu_hdr_off(c->rx_pos, c->params.rx_markers) +
-			   MPA_HDR_SIZE;
-		u32 n = min_t(u32, want - c->rx_cfill, tcp_inq(sk));
+		/* They all belong to the FPDU: the machine stops at its end */
+		u32 n = min_t(u32, mpa_rxm_fed(&c->rxm) - c->rx_cfill,
+			      tcp_inq(sk));
 
 		if (!n)
 			break;
-		if (mpa_rx_cbuf_grow(c, want)) {
+		if (mpa_rx_cbuf_grow(c, mpa_rxm_extent(&c->rxm))) {
 			/*
 			 * No memory (or the memory cgroup is at its limit):
 			 * try again soon, as the window may be shut and no
@@ -337,61 +357,20 @@ static void mpa_rx_copyin(struct mpa_conn *c)
 	}
 }
 
-/* Check the complete FPDU: the CRC first, then the Markers (A16). */
-static void mpa_rx_validate(struct mpa_conn *c)
-{
-	const struct mpa_fpdu_layout *lo = &c->rx_lo;
-	struct mpa_piece_iter it;
-	u8 buf[MPA_CRC_SIZE];
-	struct mpa_piece p;
-	u32 crc;
-
-	if (c->params.crc) {
-		crc = mpa_rx_crc(c, 0, lo->span - MPA_CRC_SIZE,
-				 mpa_crc_init());
-		if (mpa_rx_read(c, lo->span - MPA_CRC_SIZE, buf, sizeof(buf)) ||
-		    mpa_crc_get(buf) != mpa_crc_final(crc)) {
-			mpa_rx_fail(c, MPA_ERR_CRC, MPA_REASON_CRC, EBADMSG);
-			return;
-		}
-	}
-	mpa_piece_iter_init(&it);
-	while (mpa_fpdu_next_piece(lo, &it, &p)) {
-		if (p.type != MPA_PIECE_MARKER)
-			continue;
-		if (mpa_rx_read(c, p.off, buf, MPA_MARKER_SIZE) ||
-		    !mpa_marker_ptr_ok(buf, p.fpduptr)) {
-			mpa_rx_fail(c, MPA_ERR_MARKER, MPA_REASON_MARKER,
-				    EBADMSG);
-			return;
-		}
-	}
-	c->rx_valid = true;
-	if (c->tx_held) {
-		/* R-7.1.2-15: the Initiator's first valid FPDU is here */
-		WRITE_ONCE(c->tx_held, false);
-		mpa_tx_push(c);
-		mpa_conn_wake(c);
-	}
-}
-
 /* The FPDU was delivered: take it off the queue, on to the next one. */
 static void mpa_rx_consume(struct mpa_conn *c)
 {
-	const struct mpa_fpdu_layout *lo = &c->rx_lo;
+	struct mpa_rxm *m = &c->rxm;
+	u32 span = mpa_rxm_span(m);
 
-	if (lo->span > c->rx_cfill)
-		mpa_rxq_consume(c->sk, lo->span - c->rx_cfill);
+	if (span > c->rx_cfill)
+		mpa_rxq_consume(c->sk, span - c->rx_cfill);
 	c->stats.rx_fpdus++;
-	c->stats.rx_octets += lo->ulpdu_len;
-	c->stats.rx_markers += lo->nr_markers + lo->lead_marker;
-	c->rx_pos += lo->span;
-	c->rx_cfill = 0;
-	if (c->rx_cbuf)
-		mpa_rx_cbuf_free(c);
+	c->stats.rx_octets += mpa_rxm_ulpdu_len(m);
+	c->stats.rx_markers += mpa_rxm_nr_markers(m);
+	mpa_rxm_next(m);
+	mpa_rx_cbuf_free(c);
 	c->rx_done = 0;
-	c->rx_valid = false;
-	c->rx_have_lo = false;
 	WRITE_ONCE(c->rx_ready, false);
 	mpa_rx_probe(c);
 }
@@ -400,8 +379,8 @@ static void mpa_rx_consume(struct mpa_conn *c)
  * mpa_rx_process() - make what progress the receive queue allows
  * @c: the connection, in Full Operation; socket locked, process context
  *
- * Completes and validates the next FPDU, which releases a Responder's held
- * FPDUs; discards what arrives after an error.
+ * Brings the next FPDU to its verdict (copy mode if need be); a valid one
+ * releases a Responder's held FPDUs; discards what arrives after an error.
  *
  * Return: true if recv would not wait.
  */
@@ -409,32 +388,33 @@ bool mpa_rx_process(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
 
-	if (c->rx_err) {
-		/* Nothing after a bad FPDU is delivered: keep TCP flowing. */
-		if (tcp_inq(sk))
-			mpa_rxq_consume(sk, tcp_inq(sk));
-		if (c->rx_cbuf) {
-			c->rx_cfill = 0;
-			mpa_rx_cbuf_free(c);
-		}
-		return true;
-	}
 	for (;;) {
+		if (c->rx_err) {
+			/* Nothing after a bad FPDU is delivered: keep TCP flowing */
+			if (tcp_inq(sk))
+				mpa_rxq_consume(sk, tcp_inq(sk));
+			mpa_rx_cbuf_free(c);
+			return true;
+		}
 		if (!mpa_rx_probe(c)) {
 			if (!mpa_rx_need_copy(c))
 				return false;
 			mpa_rx_copyin(c);
 			if (!c->rx_ready)
 				return false;
+			continue;
 		}
 		if (c->rx_err)
-			return true;
-		if (!c->rx_valid)
-			mpa_rx_validate(c);
-		if (c->rx_err)
-			return true;
+			continue;
+		/* A valid FPDU */
+		if (c->tx_held) {
+			/* R-7.1.2-15: the Initiator's first valid FPDU is here */
+			WRITE_ONCE(c->tx_held, false);
+			mpa_tx_push(c);
+			mpa_conn_wake(c);
+		}
 		/* Requirements A12: an empty ULPDU is checked, then skipped. */
-		if (c->rx_lo.ulpdu_len)
+		if (mpa_rxm_ulpdu_len(&c->rxm))
 			return true;
 		mpa_rx_consume(c);
 	}
@@ -476,9 +456,10 @@ int mpa_rx_end(struct mpa_conn *c, bool *eof)
 	*eof = true;
 	if (c->rx_reset)
 		return 0;
-	if (c->rx_cfill || tcp_inq(sk)) {
+	if (mpa_rxm_fin(&c->rxm) == MPA_RXM_ERROR) {
 		/* FIN inside an FPDU (requirements A15): never delivered */
-		mpa_rx_fail(c, MPA_ERR_TCP_CLOSED, MPA_REASON_TRUNCATED, EPROTO);
+		mpa_rx_fail(c);
+		mpa_rx_cbuf_free(c);
 		return -EPROTO;
 	}
 	/* FIN at an FPDU boundary: end of file, code 1 (A15) */
@@ -525,7 +506,7 @@ int mpa_rx_ulpdu(struct mpa_conn *c, struct mpa_ulpdu *u)
 	if (c->rx_err)
 		return -c->rx_err;
 	u->c = c;
-	u->len = c->rx_lo.ulpdu_len;
+	u->len = mpa_rxm_ulpdu_len(&c->rxm);
 	u->done = c->rx_done;
 	return 0;
 }
@@ -538,8 +519,9 @@ int mpa_rx_ulpdu(struct mpa_conn *c, struct mpa_ulpdu *u)
  * @len: how many octets
  *
  * Copies straight from TCP's receive queue (or the copy mode buffer),
- * Markers skipped. The FPDU was validated as a whole before the view was
- * handed out.
+ * from where the receive machine says the ULPDU's octets are: Markers
+ * skipped. The FPDU was validated as a whole before the view was handed
+ * out.
  *
  * Context: process context, socket locked: inside &mpa_kops.ulpdu for an
  * in-kernel consumer.
@@ -549,24 +531,22 @@ int mpa_ulpdu_copy(const struct mpa_ulpdu *u, u32 off, struct iov_iter *to,
 		   u32 len)
 {
 	struct mpa_conn *c = u->c;
-	struct mpa_piece_iter it;
-	u32 end = off + len;
-	struct mpa_piece p;
+	struct mpa_rxq_cur cur = {};
+	u32 wire, n;
 	int ret;
 
 	if (off > u->len || len > u->len - off)
 		return -EINVAL;
-	mpa_piece_iter_init(&it);
-	while (off < end && mpa_fpdu_next_piece(&c->rx_lo, &it, &p)) {
-		u32 a, b;
-
-		if (p.type != MPA_PIECE_ULPDU)
+	for (; len; len -= n, off += n) {
+		n = min(mpa_rxm_locate(&c->rxm, off, &wire), len);
+		if (wire < c->rx_cfill) {
+			/* copy mode: the FPDU's first octets are ours */
+			n = min(n, c->rx_cfill - wire);
+			if (copy_to_iter(c->rx_cbuf + wire, n, to) != n)
+				return -EFAULT;
 			continue;
-		a = max(off, p.ulpdu_off);
-		b = min(end, p.ulpdu_off + p.len);
-		if (a >= b)
-			continue;
-		ret = mpa_rx_copy(c, p.off + (a - p.ulpdu_off), to, b - a);
+		}
+		ret = mpa_rxq_copy(c->sk, &cur, wire - c->rx_cfill, to, n);
 		if (ret)
 			return ret;
 	}
@@ -587,7 +567,7 @@ EXPORT_SYMBOL_GPL(mpa_ulpdu_copy);
 bool mpa_rx_advance(struct mpa_conn *c, u32 n)
 {
 	c->rx_done += n;
-	if (c->rx_done < c->rx_lo.ulpdu_len)
+	if (c->rx_done < mpa_rxm_ulpdu_len(&c->rxm))
 		return false;
 	mpa_rx_consume(c);
 	return true;
@@ -659,7 +639,7 @@ int mpa_rx_inq(struct mpa_conn *c)
  */
 void mpa_rx_start(struct mpa_conn *c)
 {
-	c->rx_pos = 0;
+	mpa_rxm_init(&c->rxm, 0, c->params.rx_markers, c->params.crc);
 	mpa_rx_probe(c);
 }
 

@@ -330,7 +330,7 @@ static int mpa_startup_refuse(struct mpa_conn *c)
 	if (mpa_conn_state(c) != MPA_STATE_FULL)
 		return -EINVAL;
 	if (c->tx_pos || c->tx_open || c->stats.tx_fpdus ||
-	    c->rx_pos || c->rx_cfill || c->rx_err || c->stats.rx_fpdus)
+	    c->rx_cfill || c->rx_err || c->stats.rx_fpdus)
 		return -EISCONN;
 	mpa_rx_release(c);
 	mpa_conn_set_state(c, MPA_STATE_REJECTED);

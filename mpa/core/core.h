@@ -104,10 +104,6 @@ static inline u32 mpa_crc_get(const void *p)
 
 u32 mpa_crc_update(u32 crc, const void *p, u32 len);
 
-struct sk_buff;
-/* crc_skb.c: kernel only */
-u32 mpa_crc_skb(u32 crc, const struct sk_buff *skb, int offset, int len);
-
 /* ------------------------------------------------------------------ */
 /* FPDU layout and encoding (fpdu.c)                                   */
 /* ------------------------------------------------------------------ */
@@ -329,6 +325,22 @@ static inline enum mpa_rxm_state mpa_rxm_state(const struct mpa_rxm *m)
 static inline u32 mpa_rxm_fed(const struct mpa_rxm *m)
 {
 	return m->fed;
+}
+
+/**
+ * mpa_rxm_extent() - how far the current FPDU is known to reach
+ * @m: the machine
+ *
+ * Its span once ULPDU_Length was read; before that, the end of the field
+ * (after a leading Marker, if any). A caller that moves the FPDU's octets
+ * out of the stream as they are fed (copy mode) needs room for this many;
+ * mpa_rxm_fed() never exceeds it.
+ *
+ * Return: a number of wire octets from the FPDU's first.
+ */
+static inline u32 mpa_rxm_extent(const struct mpa_rxm *m)
+{
+	return m->have_lo ? m->lo.span : m->hdr_off + MPA_HDR_SIZE;
 }
 
 /**

@@ -100,6 +100,9 @@ static void rxm_run(struct kunit *test, struct rxm_res *r, const u8 *s,
 			at += used;
 			n -= used;
 			KUNIT_ASSERT_EQ(test, mpa_rxm_fed(&m), at - fpdu);
+			/* what copy mode sizes its buffer by */
+			KUNIT_ASSERT_LE(test, mpa_rxm_fed(&m),
+					mpa_rxm_extent(&m));
 			if (mpa_rxm_state(&m) == MPA_RXM_ERROR)
 				break;
 			if (mpa_rxm_state(&m) == MPA_RXM_MORE) {
@@ -108,6 +111,7 @@ static void rxm_run(struct kunit *test, struct rxm_res *r, const u8 *s,
 			}
 			/* A valid FPDU: it ends here, nothing more is taken */
 			KUNIT_ASSERT_EQ(test, mpa_rxm_span(&m), at - fpdu);
+			KUNIT_ASSERT_EQ(test, mpa_rxm_extent(&m), at - fpdu);
 			KUNIT_ASSERT_EQ(test, mpa_rxm_feed(&m, s + at, n), 0U);
 			KUNIT_ASSERT_LT(test, r->nr, (u32)RXM_MAX_FPDUS);
 			r->start[r->nr] = fpdu;

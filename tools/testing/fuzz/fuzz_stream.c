@@ -178,6 +178,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			run.at += used;
 			if (mpa_rxm_fed(&m) != run.at - run.fpdu)
 				abort();
+			/* copy mode sizes its buffer by the extent */
+			if (mpa_rxm_fed(&m) > mpa_rxm_extent(&m))
+				abort();
 			if (mpa_rxm_state(&m) == MPA_RXM_MORE) {
 				if (used != left)
 					abort();
@@ -185,6 +188,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			if (mpa_rxm_state(&m) == MPA_RXM_ERROR)
 				break;
+			if (mpa_rxm_extent(&m) != mpa_rxm_span(&m))
+				abort();
 			/* nothing more is taken until it is delivered */
 			if (mpa_rxm_feed(&m, stream + run.at, left - used))
 				abort();
