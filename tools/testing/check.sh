@@ -200,7 +200,9 @@ run_lane() {
 		[ "$lane" = debug ] && report interop-debug 0 1
 		return
 	fi
-	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 1800 --results "$res" \
+	# (an hour: the stock lane's wrap moves more than 4 GiB, minutes
+	# under TCG, many more on a loaded machine)
+	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 3600 --results "$res" \
 		-- tools/testing/guest-suite.sh > "$res/run.log" 2>&1
 	rc=$?
 
@@ -223,8 +225,9 @@ run_lane() {
 	p=0 f=0
 	for t in "$MPA_BUILD"/selftests/*; do
 		[ -x "$t" ] || continue
-		# kapi, churn, ... are suites of their own
+		# kapi, churn, ... are suites of their own; wrap runs on stock only
 		case "$own_suites" in *" $(basename "$t") "*) continue ;; esac
+		[ "$(basename "$t")" = wrap ] && [ "$lane" = debug ] && continue
 		read -r lp lf < <(count_tap "$res/selftests/$(basename "$t").tap")
 		[ "$lf" = 0 ] || show_tap_failures "$res/selftests/$(basename "$t").tap"
 		p=$((p + lp)) f=$((f + lf))

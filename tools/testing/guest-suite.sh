@@ -27,6 +27,8 @@ for t in "$MPA_BUILD"/selftests/*; do
 	# API's (kapi-suite.sh), faults (faults-suite.sh) and the stress
 	# selftests (stress-suite.sh)
 	case "$name" in kapi | faults | churn | idle | alloc) continue ;; esac
+	# more than 4 GiB through one connection: far too slow under KASAN
+	[ "$name" = wrap ] && [ "$MPA_LANE" = debug ] && continue
 	echo "guest-suite: selftest $name"
 	"$t" > "$out/selftests/$name.tap" 2>&1
 	echo "guest-suite: selftest $name exited $?"
