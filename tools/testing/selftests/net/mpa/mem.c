@@ -448,7 +448,14 @@ static int m_send_all(int fd, const uint8_t *buf, size_t len, int ms)
 	return 0;
 }
 
-TEST_F_TIMEOUT(copy, one_octet_short, 900)
+/*
+ * Every connection gets all but the last octet of an FPDU too large for
+ * its receive buffer (copy mode); then that octet, or (@bad) one with its
+ * bits flipped, which fails the CRC: the copy buffers must be gone once
+ * the ULPDUs were read, or once the receive halves failed (R-8-9).
+ */
+static void copy_run(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(copy) *self, bool bad)
 {
 	long long used0, used1, used2, slab0, slab1, slab2, cg0, cg1, cg2;
 	long long bound;
@@ -529,11 +536,22 @@ TEST_F_TIMEOUT(copy, one_octet_short, 900)
 		EXPECT_GE(bound, cg1 - cg0);
 	}
 
-	/* The last octets: every ULPDU arrives whole and right. */
+	/*
+	 * The last octets: every ULPDU arrives whole and right, or (bad)
+	 * every connection's receive half fails with code 2.
+	 */
+	if (bad)
+		fpdu[wire - 1] ^= 0xff;
 	for (i = 0; i < CB_CONNS; i++)
 		ASSERT_EQ(1, t_send(self->raw[i], fpdu + wire - 1, 1));
 	for (i = 0; i < CB_CONNS; i++) {
 		r = t_recv_flags(self->m[i], got, T_ULPDU_BUF, 0, &fl);
+		if (bad) {
+			ASSERT_EQ(-1, r) TH_LOG("connection %d: %zd", i, r);
+			ASSERT_EQ(EBADMSG, errno)
+				TH_LOG("connection %d: %s", i, strerror(errno));
+			continue;
+		}
 		ASSERT_EQ(CB_ULPDU, r) TH_LOG("connection %d: %s", i,
 					      strerror(errno));
 		ASSERT_TRUE(fl & MSG_EOR);
@@ -542,7 +560,8 @@ TEST_F_TIMEOUT(copy, one_octet_short, 900)
 	m_used(&used2, &slab2);
 	cg2 = m_cg_current(self->in_cg, self->cg);
 	tm2 = m_tcp_mem_pages();
-	TH_LOG("  FPDUs complete and read (%ld ms in all): memory used %+lld KiB (slab caches %+lld KiB), memory cgroup %+lld KiB, TCP mem %+ld pages",
+	TH_LOG("  %s (%ld ms in all): memory used %+lld KiB (slab caches %+lld KiB), memory cgroup %+lld KiB, TCP mem %+ld pages",
+	       bad ? "FPDUs failed the CRC" : "FPDUs complete and read",
 	       t_now_ms() - t_start, (used2 - used0) / KIB,
 	       (slab2 - slab0) / KIB, (cg2 - cg0) / KIB, tm2 - tm0);
 	/* Idle connections hold no copy buffer. */
@@ -554,6 +573,16 @@ TEST_F_TIMEOUT(copy, one_octet_short, 900)
 	free(ulpdu);
 	free(fpdu);
 	free(got);
+}
+
+TEST_F_TIMEOUT(copy, one_octet_short, 900)
+{
+	copy_run(_metadata, self, false);
+}
+
+TEST_F_TIMEOUT(copy, one_octet_short_bad_crc, 900)
+{
+	copy_run(_metadata, self, true);
 }
 
 TEST_HARNESS_MAIN
