@@ -316,6 +316,10 @@ bool mpa_startup_finished(const struct mpa_conn *c);
 /* rx.c: receiving FPDUs (RFC 5044 sections 4, 5 and 8) */
 int mpa_rxq_peek(struct sock *sk, u32 off, void *buf, u32 len);
 void mpa_rxq_consume(struct sock *sk, u32 n);
+#if IS_ENABLED(CONFIG_KUNIT)
+u32 mpa_rxq_feed(struct sk_buff_head *q, u32 seq, u32 len,
+		 struct mpa_rxm *m);
+#endif
 void mpa_rx_start(struct mpa_conn *c);
 bool mpa_rx_probe(struct mpa_conn *c);
 bool mpa_rx_process(struct mpa_conn *c);

@@ -36,6 +36,7 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/uio.h>
+#include <kunit/visibility.h>
 #include <net/tcp.h>
 
 #include "conn.h"
@@ -149,47 +150,106 @@ static int mpa_rxq_copy(struct sock *sk, struct mpa_rxq_cur *cur, u32 off,
 }
 
 /*
- * The skb holding the queued octet @off octets from copied_seq, and where,
- * with @left octets queued after it. Look from the nearer end of the
- * queue: the tail when new data comes in behind a partial FPDU, the head
- * when the previous FPDU was just consumed with more queued behind it (a
- * walk from the tail would cost the whole queue for each small FPDU).
+ * The skb holding the octet @seq, with @left octets queued after it. Look
+ * from the nearer end of the queue: the tail when new data comes in
+ * behind a partial FPDU, the head when the previous FPDU was just consumed
+ * with more queued behind it (a walk from the tail would cost the whole
+ * queue for each small FPDU).
  */
-static struct sk_buff *mpa_rxq_find(struct sock *sk, u32 off, u32 left,
-				    u32 *o)
+static struct sk_buff *mpa_rxq_find(struct sk_buff_head *q, u32 seq,
+				    u32 left)
 {
-	u32 seq = tcp_sk(sk)->copied_seq + off;
-	struct mpa_rxq_cur cur = {};
 	struct sk_buff *skb;
 
-	if (off <= left)
-		return mpa_rxq_seek(sk, &cur, seq, o);
-	skb_queue_reverse_walk(&sk->sk_receive_queue, skb) {
+	if (seq - mpa_skb_seq(skb_peek(q)) <= left) {
+		skb_queue_walk(q, skb) {
+			u32 start = mpa_skb_seq(skb);
+
+			if (before(seq, start))
+				return NULL;
+			if (seq - start < skb->len)
+				return skb;
+		}
+		return NULL;
+	}
+	skb_queue_reverse_walk(q, skb) {
 		u32 start = mpa_skb_seq(skb);
 
 		if (before(seq, start))
 			continue;
-		if (seq - start >= skb->len)
-			return NULL;
-		*o = seq - start;
-		return skb;
+		return seq - start < skb->len ? skb : NULL;
 	}
 	return NULL;
 }
 
+/**
+ * mpa_rxq_feed() - feed the machine queued octets, straight from the skbs
+ * @q: TCP's receive queue, @len octets from @seq on in it
+ * @seq: sequence number of the first octet to feed
+ * @len: how many octets at most
+ * @m: the machine
+ *
+ * Stops when the machine does (at the end of its FPDU, or at an error).
+ *
+ * The queue is in sequence order, but its skbs may overlap: a segment
+ * that starts before rcv_nxt and ends after it (a retransmission cut
+ * differently from the first transmission, a segment moved in from the
+ * out-of-order queue) is queued whole, its first octets copies of octets
+ * the skb before it holds (tcp_data_queue(), tcp_ofo_queue()). So each
+ * skb is entered at the octet the machine wants next, found from the
+ * skb's own sequence number, never at its first octet.
+ *
+ * Return: octets fed.
+ */
+VISIBLE_IF_KUNIT u32 mpa_rxq_feed(struct sk_buff_head *q, u32 seq, u32 len,
+				  struct mpa_rxm *m)
+{
+	u32 o, n, done, chunk, used, fed = 0;
+	struct skb_seq_state st;
+	struct sk_buff *skb;
+	const u8 *data;
+
+	if (!len || skb_queue_empty(q))
+		return 0;
+	skb = mpa_rxq_find(q, seq, len);
+	for (; skb && fed < len && mpa_rxm_state(m) == MPA_RXM_MORE;
+	     skb = skb_peek_next(skb, q)) {
+		if (before(seq + fed, mpa_skb_seq(skb)))
+			break;			/* a hole: not in TCP's queue */
+		o = seq + fed - mpa_skb_seq(skb);
+		if (o >= skb->len)
+			continue;		/* all of it fed already */
+		n = min(skb->len - o, len - fed);
+		skb_prepare_seq_read(skb, o, o + n, &st);
+		for (done = 0; (chunk = skb_seq_read(done, &data, &st));
+		     done += used) {
+			/* a block may run on past the range asked for */
+			chunk = min(chunk, n - done);
+			used = mpa_rxm_feed(m, data, chunk);
+			fed += used;
+			if (used < chunk) {
+				/* the machine stopped: FPDU end or error */
+				skb_abort_seq_read(&st);
+				return fed;
+			}
+		}
+		if (done < n)
+			break;			/* unreadable frags: no octets */
+	}
+	return fed;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_rxq_feed);
+
 /*
- * Feed the machine the queued octets it has not seen yet, straight from
- * the skbs, until it stops at the end of the FPDU (or at an error) or the
- * queue ends. In copy mode it has seen all of the copy buffer.
+ * Feed the machine the queued octets it has not seen yet, until it stops
+ * at the end of the FPDU (or at an error) or the queue ends. In copy mode
+ * it has seen all of the copy buffer.
  */
 static void mpa_rx_feed(struct mpa_conn *c)
 {
 	struct mpa_rxm *m = &c->rxm;
 	struct sock *sk = c->sk;
-	struct skb_seq_state st;
-	u32 off, avail, o, len, done, n, used;
-	struct sk_buff *skb;
-	const u8 *data;
+	u32 off, avail;
 
 	if (mpa_rxm_state(m) != MPA_RXM_MORE)
 		return;
@@ -197,25 +257,8 @@ static void mpa_rx_feed(struct mpa_conn *c)
 	avail = tcp_inq(sk);
 	if (off >= avail)
 		return;
-	avail -= off;
-	skb = mpa_rxq_find(sk, off, avail, &o);
-	for (; skb && avail && mpa_rxm_state(m) == MPA_RXM_MORE;
-	     avail -= len, o = 0) {
-		len = min(skb->len - o, avail);
-		skb_prepare_seq_read(skb, o, o + len, &st);
-		for (done = 0; (n = skb_seq_read(done, &data, &st));
-		     done += used) {
-			used = mpa_rxm_feed(m, data, n);
-			if (used < n) {
-				/* the machine stopped: FPDU end or error */
-				skb_abort_seq_read(&st);
-				return;
-			}
-		}
-		if (done < len)
-			return;		/* unreadable frags: no octets */
-		skb = skb_peek_next(skb, &sk->sk_receive_queue);
-	}
+	mpa_rxq_feed(&sk->sk_receive_queue, tcp_sk(sk)->copied_seq + off,
+		     avail - off, m);
 }
 
 /* RFC 5044 section 8 code to what recv returns */
