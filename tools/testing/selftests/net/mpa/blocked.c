@@ -314,6 +314,28 @@ static void connect_unspec(struct __test_metadata *_metadata,
 	still_works(_metadata, c);
 }
 
+/*
+ * The refusals both fixtures check, each a test of its own; the fixture
+ * keeps its context in self->c.
+ */
+#define MPA_REFUSED_TEST(f, name, fn, ...)				\
+	TEST_F(f, name)							\
+	{								\
+		fn(_metadata, &self->c, ##__VA_ARGS__);			\
+	}
+
+#define MPA_REFUSED_TESTS(f)						\
+	MPA_REFUSED_TEST(f, splice_from_socket, splice_from)		\
+	MPA_REFUSED_TEST(f, splice_to_socket, splice_to)		\
+	MPA_REFUSED_TEST(f, sendfile_to_socket, sendfile_to)		\
+	MPA_REFUSED_TEST(f, msg_zerocopy, zerocopy)			\
+	MPA_REFUSED_TEST(f, oob_send, oob_send)				\
+	MPA_REFUSED_TEST(f, oob_recv, oob_recv)				\
+	MPA_REFUSED_TEST(f, sockmap, sockmap, BPF_MAP_TYPE_SOCKMAP)	\
+	MPA_REFUSED_TEST(f, sockhash, sockmap, BPF_MAP_TYPE_SOCKHASH)	\
+	MPA_REFUSED_TEST(f, tcp_repair, repair)				\
+	MPA_REFUSED_TEST(f, connect_unspec, connect_unspec)
+
 /* blocked: FULL, STREAMING and REJECTED state */
 FIXTURE(blocked)
 {
@@ -393,36 +415,6 @@ FIXTURE_TEARDOWN(blocked)
 	close(self->c.peer);
 }
 
-TEST_F(blocked, splice_from_socket)
-{
-	splice_from(_metadata, &self->c);
-}
-
-TEST_F(blocked, splice_to_socket)
-{
-	splice_to(_metadata, &self->c);
-}
-
-TEST_F(blocked, sendfile_to_socket)
-{
-	sendfile_to(_metadata, &self->c);
-}
-
-TEST_F(blocked, msg_zerocopy)
-{
-	zerocopy(_metadata, &self->c);
-}
-
-TEST_F(blocked, oob_send)
-{
-	oob_send(_metadata, &self->c);
-}
-
-TEST_F(blocked, oob_recv)
-{
-	oob_recv(_metadata, &self->c);
-}
-
 TEST_F(blocked, tcp_zerocopy_receive)
 {
 	struct tcp_zerocopy_receive zc = {};
@@ -485,25 +477,7 @@ TEST_F(blocked, siocinq)
 	still_works(_metadata, &self->c);
 }
 
-TEST_F(blocked, sockmap)
-{
-	sockmap(_metadata, &self->c, BPF_MAP_TYPE_SOCKMAP);
-}
-
-TEST_F(blocked, sockhash)
-{
-	sockmap(_metadata, &self->c, BPF_MAP_TYPE_SOCKHASH);
-}
-
-TEST_F(blocked, tcp_repair)
-{
-	repair(_metadata, &self->c);
-}
-
-TEST_F(blocked, connect_unspec)
-{
-	connect_unspec(_metadata, &self->c);
-}
+MPA_REFUSED_TESTS(blocked)
 
 /*
  * startup: an Initiator waiting for a Reply that does not come, a
@@ -560,54 +534,6 @@ FIXTURE_TEARDOWN(startup)
 	close(self->c.peer);
 }
 
-TEST_F(startup, splice_from_socket)
-{
-	splice_from(_metadata, &self->c);
-}
-
-TEST_F(startup, splice_to_socket)
-{
-	splice_to(_metadata, &self->c);
-}
-
-TEST_F(startup, sendfile_to_socket)
-{
-	sendfile_to(_metadata, &self->c);
-}
-
-TEST_F(startup, msg_zerocopy)
-{
-	zerocopy(_metadata, &self->c);
-}
-
-TEST_F(startup, oob_send)
-{
-	oob_send(_metadata, &self->c);
-}
-
-TEST_F(startup, oob_recv)
-{
-	oob_recv(_metadata, &self->c);
-}
-
-TEST_F(startup, sockmap)
-{
-	sockmap(_metadata, &self->c, BPF_MAP_TYPE_SOCKMAP);
-}
-
-TEST_F(startup, sockhash)
-{
-	sockmap(_metadata, &self->c, BPF_MAP_TYPE_SOCKHASH);
-}
-
-TEST_F(startup, tcp_repair)
-{
-	repair(_metadata, &self->c);
-}
-
-TEST_F(startup, connect_unspec)
-{
-	connect_unspec(_metadata, &self->c);
-}
+MPA_REFUSED_TESTS(startup)
 
 TEST_HARNESS_MAIN
