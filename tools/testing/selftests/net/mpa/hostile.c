@@ -181,7 +181,6 @@ TEST_F(hostile, reply_at_responder)
 TEST_F(hostile, rev2_no_common_rtr)
 {
 	uint8_t req[T_HDR + 4], rep[T_HDR + 4], exp[T_HDR + 4];
-	char buf[8];
 
 	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set_enh(self->mpa, 4, 4, 0, MPA_RTR_WRITE));
@@ -198,12 +197,8 @@ TEST_F(hostile, rev2_no_common_rtr)
 	EXPECT_BYTES(exp, rep, sizeof(rep));
 	/* no FIN: the plain stream flows both ways */
 	EXPECT_TRUE(t_nothing_pending(self->raw));
-	ASSERT_EQ(4, t_send(self->raw, "ping", 4));
-	EXPECT_EQ(4, t_read(self->mpa, buf, 4, T_WAIT));
-	EXPECT_BYTES("ping", buf, 4);
-	ASSERT_EQ(4, t_send(self->mpa, "pong", 4));
-	EXPECT_EQ(4, t_read(self->raw, buf, 4, T_WAIT));
-	EXPECT_BYTES("pong", buf, 4);
+	t_flow(_metadata, self->raw, self->mpa, "ping", 4, T_WAIT);
+	t_flow(_metadata, self->mpa, self->raw, "pong", 4, T_WAIT);
 }
 
 /* The non-blocking face of the same: EPOLLERR, SO_ERROR, MPA_ERROR. */
@@ -212,9 +207,7 @@ TEST_F(hostile, bad_key_nonblocking)
 	static const char junk[] = "SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n";
 
 	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	ASSERT_EQ(0, t_nonblock(self->mpa));
-	ASSERT_EQ(-1, mpa_start(self->mpa));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, self->mpa);
 	ASSERT_EQ(sizeof(junk) - 1, t_send(self->raw, junk, sizeof(junk) - 1));
 	EXPECT_POLLERR(self->mpa, T_WAIT);
 	EXPECT_EQ(EPROTO, t_so_error(self->mpa));
@@ -320,9 +313,7 @@ TEST_F(hostile, header_cut_rst)
 	uint8_t req[T_HDR];
 
 	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	ASSERT_EQ(0, t_nonblock(self->mpa));
-	ASSERT_EQ(-1, mpa_start(self->mpa));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, self->mpa);
 	t_frame(req, false, T_C, 1, NULL, 0);
 	ASSERT_EQ(8, t_send(self->raw, req, 8));
 	ASSERT_EQ(0, t_wait_acked(self->raw, T_WAIT));
@@ -350,7 +341,7 @@ TEST_F(hostile, header_cut_rst)
 /* Res bits and R=1 in a Request are never checked (R-7.1.1-12/13). */
 TEST_F(hostile, request_res_bits_accepted)
 {
-	uint8_t req[T_FRAME_MAX], exp[T_HDR], got[T_HDR];
+	uint8_t req[T_FRAME_MAX], exp[T_HDR];
 	struct mpa_frame_info fi;
 	size_t n;
 
@@ -365,13 +356,12 @@ TEST_F(hostile, request_res_bits_accepted)
 	EXPECT_MPA_STATE(self->mpa, MPA_STATE_FULL);
 	/* Our Reply has Res zero. */
 	t_frame(exp, true, T_C, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_read(self->raw, got, T_HDR, T_WAIT));
-	EXPECT_BYTES(exp, got, T_HDR);
+	t_expect_read(_metadata, self->raw, exp, T_HDR, T_WAIT);
 }
 
 TEST_F(hostile, request_r_bit_accepted)
 {
-	uint8_t req[T_HDR], exp[T_HDR], got[T_HDR];
+	uint8_t req[T_HDR], exp[T_HDR];
 	struct mpa_frame_info fi;
 
 	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
@@ -384,8 +374,7 @@ TEST_F(hostile, request_r_bit_accepted)
 	ASSERT_EQ(0, mpa_answer(self->mpa, MPA_ACCEPT, NULL, 0));
 	EXPECT_MPA_STATE(self->mpa, MPA_STATE_FULL);
 	t_frame(exp, true, T_C, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_read(self->raw, got, T_HDR, T_WAIT));
-	EXPECT_BYTES(exp, got, T_HDR);
+	t_expect_read(_metadata, self->raw, exp, T_HDR, T_WAIT);
 }
 
 /* In Rev 2, 0x10 is E and only 0x0f are Res. */

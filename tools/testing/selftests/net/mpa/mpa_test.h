@@ -1501,6 +1501,57 @@ static inline void t_get_stats(struct __test_metadata *_metadata, int fd,
 	ASSERT_EQ(0, mpa_getstruct(fd, MPA_STATS, st, sizeof(*st)));
 }
 
+static inline void t_get_frame(struct __test_metadata *_metadata, int fd,
+			       struct mpa_frame_info *fi)
+{
+	ASSERT_EQ(0, mpa_getstruct(fd, MPA_PEER_FRAME, fi, sizeof(*fi)));
+}
+
+/* A non-blocking MPA_START on @fd: it must say EINPROGRESS. */
+static inline void t_start_nonblock(struct __test_metadata *_metadata, int fd)
+{
+	ASSERT_EQ(0, t_nonblock(fd));
+	ASSERT_EQ(-1, mpa_start(fd));
+	ASSERT_EQ(EINPROGRESS, errno);
+}
+
+/* The next @len octets on @fd, within @ms, are exactly @exp. */
+static inline void t_expect_read(struct __test_metadata *_metadata, int fd,
+				 const void *exp, size_t len, int ms)
+{
+	uint8_t got[T_FRAME_MAX + 8];
+
+	ASSERT_GE(sizeof(got), len);
+	ASSERT_EQ((ssize_t)len, t_read(fd, got, len, ms));
+	EXPECT_BYTES(exp, got, len);
+}
+
+/* @len octets of @buf written on @from arrive unchanged on @to. */
+static inline void t_flow(struct __test_metadata *_metadata, int from, int to,
+			  const void *buf, size_t len, int ms)
+{
+	ASSERT_EQ((ssize_t)len, t_send(from, buf, len));
+	t_expect_read(_metadata, to, buf, len, ms);
+}
+
+/*
+ * MPA_START on @m (blocking) while the raw peer @p runs in a thread: it
+ * reads what @m sends, then writes its answer. MPA_START's result, and in
+ * *err its errno (0 when it succeeded); the peer has finished.
+ */
+static inline int t_raw_peer_start(struct __test_metadata *_metadata,
+				   struct t_raw_peer *p, int m, int *err)
+{
+	pthread_t t;
+	int rc;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, p));
+	rc = mpa_start(m);
+	*err = rc ? errno : 0;
+	pthread_join(t, NULL);
+	return rc;
+}
+
 /* SIOCINQ (FIONREAD), or -1. */
 static inline int t_inq(int fd)
 {

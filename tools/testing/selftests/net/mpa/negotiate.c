@@ -373,14 +373,9 @@ FIXTURE_TEARDOWN(pair)
 static void check_passthrough(struct __test_metadata *_metadata, int a,
 			      int b)
 {
-	char buf[8];
 
-	ASSERT_EQ(4, t_send(a, "ping", 4));
-	ASSERT_EQ(4, t_read(b, buf, 4, T_WAIT));
-	EXPECT_BYTES("ping", buf, 4);
-	ASSERT_EQ(4, t_send(b, "pong", 4));
-	ASSERT_EQ(4, t_read(a, buf, 4, T_WAIT));
-	EXPECT_BYTES("pong", buf, 4);
+	t_flow(_metadata, a, b, "ping", 4, T_WAIT);
+	t_flow(_metadata, b, a, "pong", 4, T_WAIT);
 	EXPECT_TRUE(t_quiet(a, b));
 	EXPECT_TRUE(t_quiet(b, a));
 }
@@ -561,7 +556,6 @@ TEST_F(pair, rev2_no_common_rtr)
 {
 	struct mpa_frame_info fi;
 	int ev, rc, err;
-	char buf[8];
 
 	ASSERT_EQ(0, mpa_config(self->i, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set(self->i, MPA_REVISION, 2));
@@ -593,12 +587,8 @@ TEST_F(pair, rev2_no_common_rtr)
 
 	/* TCP stayed open: plain octets both ways */
 	ASSERT_EQ(0, t_blocking(self->i));
-	ASSERT_EQ(4, send(self->i, "ping", 4, MSG_NOSIGNAL));
-	EXPECT_EQ(4, t_read(self->r, buf, 4, T_WAIT));
-	EXPECT_BYTES("ping", buf, 4);
-	ASSERT_EQ(4, send(self->r, "pong", 4, MSG_NOSIGNAL));
-	EXPECT_EQ(4, t_read(self->i, buf, 4, T_WAIT));
-	EXPECT_BYTES("pong", buf, 4);
+	t_flow(_metadata, self->i, self->r, "ping", 4, T_WAIT);
+	t_flow(_metadata, self->r, self->i, "pong", 4, T_WAIT);
 }
 
 /* The same Responder, non-blocking: EPOLLERR and SO_ERROR tell it. */
@@ -609,9 +599,7 @@ TEST_F(pair, rev2_no_common_rtr_nonblocking)
 
 	ASSERT_EQ(0, mpa_config(self->r, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set_enh(self->r, 1, 1, 0, MPA_RTR_WRITE));
-	ASSERT_EQ(0, t_nonblock(self->r));
-	ASSERT_EQ(-1, mpa_start(self->r));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, self->r);
 	/* self->i is plain TCP here: it writes the Request itself */
 	t_frame_v2(req, false, T_C, true, MPA_RTR_SEND, 4, 4, NULL, 0);
 	ASSERT_EQ((ssize_t)sizeof(req), t_send(self->i, req, sizeof(req)));

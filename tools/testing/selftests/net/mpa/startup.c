@@ -230,9 +230,7 @@ TEST_F(opt, peer_data_before_frame)
 	EXPECT_EQ(-1, mpa_peer_pd(self->fd, buf, sizeof(buf)));
 	EXPECT_EQ(ENODATA, errno);
 	ASSERT_EQ(0, mpa_set(self->fd, MPA_ROLE, MPA_ROLE_RESPONDER));
-	ASSERT_EQ(0, t_nonblock(self->fd));
-	ASSERT_EQ(-1, mpa_start(self->fd));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, self->fd);
 	EXPECT_EQ(-1, mpa_peer_pd(self->fd, buf, sizeof(buf)));
 	EXPECT_EQ(ENODATA, errno);
 }
@@ -281,59 +279,44 @@ TEST_F(crc, off_needs_permission)
 
 /*
  * C on the wire: an initiator with C=0 sends C=0; the responder says C=1
- * in its Reply whenever CRCs will be used.
+ * in its Reply whenever CRCs will be used (@rep_flags: the Reply's).
  */
-TEST_F(crc, wire_bits_initiator)
+static void crc_initiator(struct __test_metadata *_metadata, int m, int r,
+			  uint8_t rep_flags, bool crc_on)
 {
-	uint8_t exp[T_FRAME_MAX], got[T_FRAME_MAX], rep[T_HDR];
+	uint8_t exp[T_HDR], rep[T_HDR];
 	struct mpa_result res;
-	int m = self->a, r = self->b;
 
 	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
 	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set(m, MPA_CRC, 0));
-	ASSERT_EQ(0, t_nonblock(m));
-	ASSERT_EQ(-1, mpa_start(m));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, m);
 	t_frame(exp, false, 0, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_read(r, got, T_HDR, T_WAIT));
-	EXPECT_BYTES(exp, got, T_HDR);
-	/* A Reply with C=0 too: no CRCs. */
-	t_frame(rep, true, 0, 1, NULL, 0);
+	t_expect_read(_metadata, r, exp, T_HDR, T_WAIT);
+	t_frame(rep, true, rep_flags, 1, NULL, 0);
 	ASSERT_EQ(T_HDR, t_send(r, rep, T_HDR));
 	ASSERT_LE(0, t_wait_startup(m, T_WAIT));
 	EXPECT_MPA_STATE(m, MPA_STATE_FULL);
-	ASSERT_EQ(0, mpa_getstruct(m, MPA_RESULT, &res, sizeof(res)));
-	EXPECT_EQ(0, res.flags & MPA_RESULT_CRC);
+	t_get_result(_metadata, m, &res);
+	EXPECT_EQ(crc_on ? MPA_RESULT_CRC : 0, res.flags & MPA_RESULT_CRC);
+}
+
+/* A Reply with C=0 too: no CRCs. */
+TEST_F(crc, wire_bits_initiator)
+{
+	crc_initiator(_metadata, self->a, self->b, 0, false);
 }
 
 TEST_F(crc, wire_bits_initiator_reply_c1)
 {
-	uint8_t got[T_FRAME_MAX], rep[T_HDR];
-	struct mpa_result res;
-	int m = self->a, r = self->b;
-
-	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
-	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	ASSERT_EQ(0, mpa_set(m, MPA_CRC, 0));
-	ASSERT_EQ(0, t_nonblock(m));
-	ASSERT_EQ(-1, mpa_start(m));
-	ASSERT_EQ(EINPROGRESS, errno);
-	ASSERT_EQ(T_HDR, t_read(r, got, T_HDR, T_WAIT));
-	EXPECT_EQ(0, got[16]);
-	t_frame(rep, true, T_C, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_send(r, rep, T_HDR));
-	ASSERT_LE(0, t_wait_startup(m, T_WAIT));
-	EXPECT_MPA_STATE(m, MPA_STATE_FULL);
-	ASSERT_EQ(0, mpa_getstruct(m, MPA_RESULT, &res, sizeof(res)));
-	EXPECT_EQ(MPA_RESULT_CRC, res.flags & MPA_RESULT_CRC);
+	crc_initiator(_metadata, self->a, self->b, T_C, true);
 }
 
 static void crc_responder(struct __test_metadata *_metadata, int m, int r,
 			  int our_crc, uint8_t req_flags, uint8_t rep_flags,
 			  bool crc_on)
 {
-	uint8_t req[T_HDR], exp[T_HDR], got[T_HDR];
+	uint8_t req[T_HDR], exp[T_HDR];
 	struct mpa_result res;
 
 	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
@@ -344,8 +327,7 @@ static void crc_responder(struct __test_metadata *_metadata, int m, int r,
 	ASSERT_START(m);
 	ASSERT_EQ(0, mpa_answer(m, MPA_ACCEPT, NULL, 0));
 	t_frame(exp, true, rep_flags, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_read(r, got, T_HDR, T_WAIT));
-	EXPECT_BYTES(exp, got, T_HDR);
+	t_expect_read(_metadata, r, exp, T_HDR, T_WAIT);
 	ASSERT_EQ(0, mpa_getstruct(m, MPA_RESULT, &res, sizeof(res)));
 	EXPECT_EQ(crc_on ? MPA_RESULT_CRC : 0, res.flags & MPA_RESULT_CRC);
 }
@@ -404,6 +386,27 @@ FIXTURE_TEARDOWN(raw)
 #define INIT	self->cli	/* the module as initiator */
 #define RAW_R	self->srv	/* ... and its raw responder */
 
+/*
+ * The module as initiator @m, blocking, against a raw responder on @raw
+ * that reads what @m sends, which must be exactly @exp (@exp_len octets),
+ * and answers with @rep: MPA_START must succeed.
+ */
+static void raw_reply(struct __test_metadata *_metadata, int m, int raw,
+		      const void *exp, size_t exp_len, const void *rep,
+		      size_t rep_len)
+{
+	struct t_raw_peer p = { .fd = raw, .rd_len = exp_len, .wr = rep,
+				.wr_len = rep_len };
+	int rc, err;
+
+	rc = t_raw_peer_start(_metadata, &p, m, &err);
+	if (rc)
+		t_why(m, err);
+	EXPECT_EQ(0, rc);
+	ASSERT_EQ((ssize_t)exp_len, p.rd_got);
+	EXPECT_BYTES(exp, p.rd, exp_len);
+}
+
 /* A Request from the raw peer; the responder's view of it; the Reply. */
 TEST_F(raw, responder_accept)
 {
@@ -432,8 +435,7 @@ TEST_F(raw, responder_accept)
 	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, "ok", 2));
 	EXPECT_MPA_STATE(RESP, MPA_STATE_FULL);
 	n = t_frame(exp, true, T_C, 1, "ok", 2);
-	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
-	EXPECT_BYTES(exp, got, n);
+	t_expect_read(_metadata, RAW_I, exp, n, T_WAIT);
 	EXPECT_TRUE(t_quiet(RAW_I, RESP));
 
 	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_RESULT, &res, sizeof(res)));
@@ -469,8 +471,7 @@ TEST_F(raw, responder_request_before_attach)
 	EXPECT_BYTES("early", got, 5);
 	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
 	n = t_frame(exp, true, T_M | T_C, 1, NULL, 0);
-	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
-	EXPECT_BYTES(exp, got, n);
+	t_expect_read(_metadata, RAW_I, exp, n, T_WAIT);
 }
 
 /*
@@ -483,12 +484,8 @@ TEST_F(raw, responder_delayed_startup)
 	size_t n;
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	ASSERT_EQ(7, t_send(RAW_I, "<Hello>", 7));
-	ASSERT_EQ(7, t_read(RESP, got, 7, T_WAIT));
-	EXPECT_BYTES("<Hello>", got, 7);
-	ASSERT_EQ(11, t_send(RESP, "<Hello Ack>", 11));
-	ASSERT_EQ(11, t_read(RAW_I, got, 11, T_WAIT));
-	EXPECT_BYTES("<Hello Ack>", got, 11);
+	t_flow(_metadata, RAW_I, RESP, "<Hello>", 7, T_WAIT);
+	t_flow(_metadata, RESP, RAW_I, "<Hello Ack>", 11, T_WAIT);
 	EXPECT_MPA_STATE(RESP, MPA_STATE_STREAMING);
 
 	n = t_frame(req, false, T_C, 1, "after", 5);
@@ -498,30 +495,24 @@ TEST_F(raw, responder_delayed_startup)
 	EXPECT_BYTES("after", got, 5);
 	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
 	n = t_frame(exp, true, T_C, 1, NULL, 0);
-	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
-	EXPECT_BYTES(exp, got, n);
+	t_expect_read(_metadata, RAW_I, exp, n, T_WAIT);
 	EXPECT_TRUE(t_quiet(RAW_I, RESP));
 }
 
 TEST_F(raw, initiator_delayed_startup)
 {
-	uint8_t exp[T_FRAME_MAX], rep[T_HDR], got[T_FRAME_MAX];
+	uint8_t exp[T_FRAME_MAX], rep[T_HDR];
 	size_t n;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(7, t_send(INIT, "<Hello>", 7));
-	ASSERT_EQ(11, t_send(RAW_R, "<Hello Ack>", 11));
-	ASSERT_EQ(11, t_read(INIT, got, 11, T_WAIT));
-	EXPECT_BYTES("<Hello Ack>", got, 11);
+	t_flow(_metadata, RAW_R, INIT, "<Hello Ack>", 11, T_WAIT);
 	ASSERT_EQ(0, mpa_set_pd(INIT, "go", 2));
-	ASSERT_EQ(0, t_nonblock(INIT));
-	ASSERT_EQ(-1, mpa_start(INIT));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, INIT);
 	/* The stream octets, then the Request right behind them. */
 	n = t_frame(exp + 7, false, T_C, 1, "go", 2);
 	memcpy(exp, "<Hello>", 7);
-	ASSERT_EQ(n + 7, t_read(RAW_R, got, n + 7, T_WAIT));
-	EXPECT_BYTES(exp, got, n + 7);
+	t_expect_read(_metadata, RAW_R, exp, n + 7, T_WAIT);
 	t_frame(rep, true, T_C, 1, NULL, 0);
 	ASSERT_EQ(T_HDR, t_send(RAW_R, rep, T_HDR));
 	ASSERT_LE(0, t_wait_startup(INIT, T_WAIT));
@@ -556,9 +547,7 @@ static void responder_nonblock(struct __test_metadata *_metadata, int m,
 	size_t n;
 
 	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	ASSERT_EQ(0, t_nonblock(m));
-	ASSERT_EQ(-1, mpa_start(m));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, m);
 	EXPECT_MPA_STATE(m, MPA_STATE_AWAIT_REQUEST);
 	EXPECT_EQ(-1, mpa_start(m));
 	EXPECT_EQ(EALREADY, errno);
@@ -575,8 +564,7 @@ static void responder_nonblock(struct __test_metadata *_metadata, int m,
 	ASSERT_EQ(0, mpa_answer(m, MPA_ACCEPT, "ack", 3));
 	EXPECT_MPA_STATE(m, MPA_STATE_FULL);
 	n = t_frame(exp, true, T_C, 1, "ack", 3);
-	ASSERT_EQ(n, t_read(r, got, n, T_WAIT));
-	EXPECT_BYTES(exp, got, n);
+	t_expect_read(_metadata, r, exp, n, T_WAIT);
 	EXPECT_EQ(-1, mpa_start(m));
 	EXPECT_EQ(EISCONN, errno);
 }
@@ -607,20 +595,13 @@ TEST_F(raw, responder_reject_passthrough)
 	ASSERT_EQ(0, mpa_answer(RESP, MPA_REJECT, "no", 2));
 	EXPECT_MPA_STATE(RESP, MPA_STATE_REJECTED);
 	n = t_frame(exp, true, T_C | T_R, 1, "no", 2);
-	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
-	EXPECT_BYTES(exp, got, n);
+	t_expect_read(_metadata, RAW_I, exp, n, T_WAIT);
 
 	/* Exactly the octets behind the Request, then plain stream. */
-	memset(got, 0, sizeof(got));
-	ASSERT_EQ(5, t_read(RESP, got, 5, T_WAIT));
-	EXPECT_BYTES("hello", got, 5);
+	t_expect_read(_metadata, RESP, "hello", 5, T_WAIT);
 	EXPECT_TRUE(t_quiet(RESP, RAW_I));
-	ASSERT_EQ(4, t_send(RESP, "back", 4));
-	ASSERT_EQ(4, t_read(RAW_I, got, 4, T_WAIT));
-	EXPECT_BYTES("back", got, 4);
-	ASSERT_EQ(5, t_send(RAW_I, "again", 5));
-	ASSERT_EQ(5, t_read(RESP, got, 5, T_WAIT));
-	EXPECT_BYTES("again", got, 5);
+	t_flow(_metadata, RESP, RAW_I, "back", 4, T_WAIT);
+	t_flow(_metadata, RAW_I, RESP, "again", 5, T_WAIT);
 	EXPECT_EQ(-1, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
 	EXPECT_EQ(EINVAL, errno);
 }
@@ -696,9 +677,7 @@ TEST_F(raw, options_after_start)
 	uint8_t req[T_HDR];
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	ASSERT_EQ(0, t_nonblock(RESP));
-	ASSERT_EQ(-1, mpa_start(RESP));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, RESP);
 	options_frozen(_metadata, RESP);
 	t_frame(req, false, T_C, 1, NULL, 0);
 	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
@@ -711,22 +690,26 @@ TEST_F(raw, options_after_start)
 }
 
 /* No plain stream while the startup phase runs, in either direction. */
+static void io_refused(struct __test_metadata *_metadata, int fd)
+{
+	char c;
+
+	EXPECT_EQ(-1, send(fd, "x", 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EINPROGRESS, errno);
+	EXPECT_EQ(-1, recv(fd, &c, 1, 0));
+	EXPECT_EQ(EINPROGRESS, errno);
+}
+
 TEST_F(raw, io_during_startup)
 {
 	struct timeval tv = { .tv_sec = 2 };
 	uint8_t req[T_HDR];
-	char c;
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	ASSERT_EQ(0, setsockopt(RESP, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
 	ASSERT_EQ(0, setsockopt(RESP, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
-	ASSERT_EQ(0, t_nonblock(RESP));
-	ASSERT_EQ(-1, mpa_start(RESP));
-	ASSERT_EQ(EINPROGRESS, errno);
-	EXPECT_EQ(-1, send(RESP, "x", 1, MSG_NOSIGNAL));
-	EXPECT_EQ(EINPROGRESS, errno);
-	EXPECT_EQ(-1, recv(RESP, &c, 1, 0));
-	EXPECT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, RESP);
+	io_refused(_metadata, RESP);
 
 	/* Blocking again, in REQUEST_RECEIVED: still refused, not waiting. */
 	ASSERT_EQ(0, fcntl(RESP, F_SETFL, fcntl(RESP, F_GETFL) & ~O_NONBLOCK));
@@ -734,10 +717,7 @@ TEST_F(raw, io_during_startup)
 	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
 	ASSERT_EQ(POLLIN, t_poll(RESP, POLLIN, T_WAIT));
 	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
-	EXPECT_EQ(-1, send(RESP, "x", 1, MSG_NOSIGNAL));
-	EXPECT_EQ(EINPROGRESS, errno);
-	EXPECT_EQ(-1, recv(RESP, &c, 1, 0));
-	EXPECT_EQ(EINPROGRESS, errno);
+	io_refused(_metadata, RESP);
 	/* Nothing leaked to the peer. */
 	EXPECT_TRUE(t_nothing_pending(RAW_I));
 }
@@ -755,31 +735,38 @@ static void check_timeout(struct __test_metadata *_metadata, int m, int r,
 	EXPECT_EQ(0, t_wait_eof(r, T_WAIT));
 }
 
-TEST_F(raw, responder_timeout)
+/*
+ * @m in @role, MPA_TIMEOUT T_SHORT, against a peer @r that never answers:
+ * MPA_START, blocking or not, fails with ETIMEDOUT once the time is up;
+ * @skip octets (what @m sent) come before the FIN.
+ */
+static void timeout(struct __test_metadata *_metadata, int m, int r,
+		    int role, bool nonblocking, int skip)
 {
 	long t0;
 
-	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_SHORT));
+	ASSERT_EQ(0, mpa_config(m, role, T_SHORT));
 	t0 = t_now_ms();
-	EXPECT_EQ(-1, mpa_start(RESP));
-	EXPECT_EQ(ETIMEDOUT, errno);
+	if (nonblocking) {
+		t_start_nonblock(_metadata, m);
+		EXPECT_POLLERR(m, T_WAIT);
+		EXPECT_EQ(ETIMEDOUT, t_so_error(m));
+	} else {
+		EXPECT_EQ(-1, mpa_start(m));
+		EXPECT_EQ(ETIMEDOUT, errno);
+	}
 	EXPECT_LE(T_SHORT - 50, t_now_ms() - t0);
-	check_timeout(_metadata, RESP, RAW_I, 0);
+	check_timeout(_metadata, m, r, skip);
+}
+
+TEST_F(raw, responder_timeout)
+{
+	timeout(_metadata, RESP, RAW_I, MPA_ROLE_RESPONDER, false, 0);
 }
 
 TEST_F(raw, responder_timeout_nonblocking)
 {
-	long t0;
-
-	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_SHORT));
-	ASSERT_EQ(0, t_nonblock(RESP));
-	t0 = t_now_ms();
-	ASSERT_EQ(-1, mpa_start(RESP));
-	ASSERT_EQ(EINPROGRESS, errno);
-	EXPECT_POLLERR(RESP, T_WAIT);
-	EXPECT_LE(T_SHORT - 50, t_now_ms() - t0);
-	EXPECT_EQ(ETIMEDOUT, t_so_error(RESP));
-	check_timeout(_metadata, RESP, RAW_I, 0);
+	timeout(_metadata, RESP, RAW_I, MPA_ROLE_RESPONDER, true, 0);
 }
 
 /*
@@ -809,51 +796,47 @@ TEST_F(raw, responder_timeout_request_received)
 	EXPECT_EQ(ETIMEDOUT, errno);
 }
 
+/* The peer closed TCP during the startup: MPA failed, nothing to read. */
+static void check_peer_closed(struct __test_metadata *_metadata, int m)
+{
+	char c;
+
+	EXPECT_MPA_ERROR(m, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 ECONNRESET);
+	EXPECT_MPA_STATE(m, MPA_STATE_FAILED);
+	EXPECT_GE(0, recv(m, &c, 1, MSG_DONTWAIT));
+}
+
 TEST_F(raw, responder_peer_fin)
 {
 	struct t_raw_peer p = { .fd = RAW_I, .delay_ms = 100, .end = SHUT_WR };
-	pthread_t t;
-	char c;
+	int err;
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_EQ(-1, mpa_start(RESP));
-	EXPECT_EQ(ECONNRESET, errno);
-	pthread_join(t, NULL);
-	EXPECT_MPA_ERROR(RESP, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
-			 ECONNRESET);
-	EXPECT_MPA_STATE(RESP, MPA_STATE_FAILED);
-	EXPECT_GE(0, recv(RESP, &c, 1, MSG_DONTWAIT));
+	EXPECT_EQ(-1, t_raw_peer_start(_metadata, &p, RESP, &err));
+	EXPECT_EQ(ECONNRESET, err);
+	check_peer_closed(_metadata, RESP);
 }
 
 /* The peer's FIN was already there when MPA_START ran: no Request. */
 TEST_F(raw, responder_peer_fin_before_start)
 {
-	char c;
-
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	ASSERT_EQ(0, shutdown(RAW_I, SHUT_WR));
 	ASSERT_EQ(0, t_wait_acked(RAW_I, T_WAIT));
 	EXPECT_EQ(-1, mpa_start(RESP));
 	EXPECT_EQ(ECONNRESET, errno);
-	EXPECT_MPA_ERROR(RESP, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
-			 ECONNRESET);
-	EXPECT_MPA_STATE(RESP, MPA_STATE_FAILED);
-	EXPECT_GE(0, recv(RESP, &c, 1, MSG_DONTWAIT));
+	check_peer_closed(_metadata, RESP);
 }
 
 TEST_F(raw, responder_peer_rst)
 {
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	ASSERT_EQ(0, t_nonblock(RESP));
-	ASSERT_EQ(-1, mpa_start(RESP));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, RESP);
 	mpa_close_abort(RAW_I);
 	RAW_I = -1;
 	EXPECT_POLLERR(RESP, T_WAIT);
-	EXPECT_MPA_STATE(RESP, MPA_STATE_FAILED);
-	EXPECT_MPA_ERROR(RESP, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
-			 ECONNRESET);
+	check_peer_closed(_metadata, RESP);
 }
 
 /* Rev 2 (RFC 6581): IRD/ORD cross-mapped, peer-to-peer echoed, one RTR. */
@@ -885,8 +868,7 @@ TEST_F(raw, responder_rev2)
 	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, "xy", 2));
 	/* ird = min(8, their ord 5), ord = min(20, their ird 10); WRITE */
 	n = t_frame_v2(exp, true, T_C, true, MPA_RTR_WRITE, 5, 10, "xy", 2);
-	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
-	EXPECT_BYTES(exp, got, n);
+	t_expect_read(_metadata, RAW_I, exp, n, T_WAIT);
 	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_RESULT, &res, sizeof(res)));
 	EXPECT_EQ(2, res.revision);
 	EXPECT_EQ(MPA_RESULT_CRC | MPA_RESULT_ENHANCED |
@@ -899,7 +881,7 @@ TEST_F(raw, responder_rev2)
 
 TEST_F(raw, responder_rev2_client_server)
 {
-	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX];
 	struct mpa_result res;
 	size_t n;
 
@@ -910,8 +892,7 @@ TEST_F(raw, responder_rev2_client_server)
 	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
 	/* Default IRD/ORD 16: ird = min(16, 7), ord = min(16, 3). */
 	n = t_frame_v2(exp, true, T_C, false, 0, 7, 3, NULL, 0);
-	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
-	EXPECT_BYTES(exp, got, n);
+	t_expect_read(_metadata, RAW_I, exp, n, T_WAIT);
 	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_RESULT, &res, sizeof(res)));
 	EXPECT_EQ(2, res.revision);
 	EXPECT_EQ(MPA_RESULT_TX_MARKERS | MPA_RESULT_CRC |
@@ -950,7 +931,7 @@ TEST_F(raw, responder_rev2_pd_limit)
 /* Appendix C.2.1: a Rev 1 Reply, then a graceful close. */
 TEST_F(raw, responder_rev0_not_permissive)
 {
-	uint8_t req[T_HDR], exp[T_HDR], got[T_HDR];
+	uint8_t req[T_HDR], exp[T_HDR];
 	char c;
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
@@ -961,8 +942,7 @@ TEST_F(raw, responder_rev0_not_permissive)
 	EXPECT_MPA_ERROR(RESP, MPA_ERR_STARTUP, MPA_REASON_REV0, EPROTO);
 	EXPECT_MPA_STATE(RESP, MPA_STATE_FAILED);
 	t_frame(exp, true, T_C, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_read(RAW_I, got, T_HDR, T_WAIT));
-	EXPECT_BYTES(exp, got, T_HDR);
+	t_expect_read(_metadata, RAW_I, exp, T_HDR, T_WAIT);
 	EXPECT_EQ(0, t_wait_eof(RAW_I, T_WAIT));
 	EXPECT_GE(0, recv(RESP, &c, 1, MSG_DONTWAIT));
 }
@@ -970,7 +950,7 @@ TEST_F(raw, responder_rev0_not_permissive)
 /* Appendix C.2.4: Rev 0, M=1 and C=1 back; Markers and CRC both ways. */
 TEST_F(raw, responder_rev0_permissive)
 {
-	uint8_t req[T_HDR], exp[T_HDR], got[T_HDR];
+	uint8_t req[T_HDR], exp[T_HDR];
 	struct mpa_frame_info fi;
 	struct mpa_result res;
 
@@ -984,8 +964,7 @@ TEST_F(raw, responder_rev0_permissive)
 	EXPECT_EQ(MPA_FRAME_MARKERS | MPA_FRAME_CRC, fi.flags);
 	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
 	t_frame(exp, true, T_M | T_C, 0, NULL, 0);
-	ASSERT_EQ(T_HDR, t_read(RAW_I, got, T_HDR, T_WAIT));
-	EXPECT_BYTES(exp, got, T_HDR);
+	t_expect_read(_metadata, RAW_I, exp, T_HDR, T_WAIT);
 	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_RESULT, &res, sizeof(res)));
 	EXPECT_EQ(0, res.revision);
 	EXPECT_EQ(MPA_RESULT_TX_MARKERS | MPA_RESULT_RX_MARKERS |
@@ -997,32 +976,23 @@ TEST_F(raw, responder_rev0_permissive)
 TEST_F(raw, initiator_blocking)
 {
 	uint8_t exp[T_FRAME_MAX], rep[T_FRAME_MAX], got[T_FRAME_MAX];
-	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR + 3 };
 	struct mpa_frame_info fi;
 	struct mpa_result res;
-	pthread_t t;
-	size_t n;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set(INIT, MPA_MARKERS, 1));
 	ASSERT_EQ(0, mpa_set_pd(INIT, "req", 3));
-	p.wr = rep;
-	p.wr_len = t_frame(rep, true, T_C, 1, "rep", 3);
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_START(INIT);
-	pthread_join(t, NULL);
-
-	n = t_frame(exp, false, T_M | T_C, 1, "req", 3);
-	ASSERT_EQ(n, p.rd_got);
-	EXPECT_BYTES(exp, p.rd, n);
+	raw_reply(_metadata, INIT, RAW_R, exp,
+		  t_frame(exp, false, T_M | T_C, 1, "req", 3), rep,
+		  t_frame(rep, true, T_C, 1, "rep", 3));
 	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
-	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	t_get_frame(_metadata, INIT, &fi);
 	EXPECT_EQ(1, fi.revision);
 	EXPECT_EQ(MPA_FRAME_CRC, fi.flags);
 	EXPECT_EQ(3, fi.pd_len);
 	ASSERT_EQ(3, mpa_peer_pd(INIT, got, sizeof(got)));
 	EXPECT_BYTES("rep", got, 3);
-	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_RESULT, &res, sizeof(res)));
+	t_get_result(_metadata, INIT, &res);
 	EXPECT_EQ(1, res.revision);
 	EXPECT_EQ(MPA_RESULT_RX_MARKERS | MPA_RESULT_CRC, res.flags);
 	EXPECT_EQ(0, res.rtr);
@@ -1040,35 +1010,25 @@ TEST_F(raw, initiator_blocking)
 TEST_F(raw, initiator_on_accepted_socket)
 {
 	uint8_t exp[T_HDR], rep[T_HDR];
-	struct t_raw_peer p = { .fd = self->cli, .rd_len = T_HDR };
-	pthread_t t;
 
 	ASSERT_EQ(0, mpa_config(self->srv, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	p.wr = rep;
-	p.wr_len = t_frame(rep, true, T_M, 1, NULL, 0);
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_START(self->srv);
-	pthread_join(t, NULL);
-	t_frame(exp, false, T_C, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, p.rd_got);
-	EXPECT_BYTES(exp, p.rd, T_HDR);
+	raw_reply(_metadata, self->srv, self->cli, exp,
+		  t_frame(exp, false, T_C, 1, NULL, 0), rep,
+		  t_frame(rep, true, T_M, 1, NULL, 0));
 	EXPECT_MPA_STATE(self->srv, MPA_STATE_FULL);
 }
 
 static void initiator_nonblock(struct __test_metadata *_metadata, int m,
 			       int r, bool use_epoll)
 {
-	uint8_t exp[T_HDR], rep[T_HDR], got[T_HDR];
+	uint8_t exp[T_HDR], rep[T_HDR];
 	struct t_ready w;
 
 	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	ASSERT_EQ(0, t_nonblock(m));
-	ASSERT_EQ(-1, mpa_start(m));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, m);
 	EXPECT_MPA_STATE(m, MPA_STATE_AWAIT_REPLY);
 	t_frame(exp, false, T_C, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_read(r, got, T_HDR, T_WAIT));
-	EXPECT_BYTES(exp, got, T_HDR);
+	t_expect_read(_metadata, r, exp, T_HDR, T_WAIT);
 	EXPECT_EQ(-1, mpa_start(m));
 	EXPECT_EQ(EALREADY, errno);
 	ASSERT_EQ(0, t_ready_open(&w, m, use_epoll));
@@ -1109,15 +1069,10 @@ static void check_rejected(struct __test_metadata *_metadata, int m, int r)
 	ASSERT_EQ(2, mpa_peer_pd(m, got, sizeof(got)));
 	EXPECT_BYTES("no", got, 2);
 	/* What followed the Reply, then plain stream both ways. */
-	ASSERT_EQ(5, t_read(m, got, 5, T_WAIT));
-	EXPECT_BYTES("world", got, 5);
+	t_expect_read(_metadata, m, "world", 5, T_WAIT);
 	EXPECT_TRUE(t_quiet(m, r));
-	ASSERT_EQ(3, t_send(m, "abc", 3));
-	ASSERT_EQ(3, t_read(r, got, 3, T_WAIT));
-	EXPECT_BYTES("abc", got, 3);
-	ASSERT_EQ(3, t_send(r, "xyz", 3));
-	ASSERT_EQ(3, t_read(m, got, 3, T_WAIT));
-	EXPECT_BYTES("xyz", got, 3);
+	t_flow(_metadata, m, r, "abc", 3, T_WAIT);
+	t_flow(_metadata, r, m, "xyz", 3, T_WAIT);
 	EXPECT_EQ(-1, mpa_start(m));
 	EXPECT_EQ(EISCONN, errno);
 }
@@ -1125,19 +1080,15 @@ static void check_rejected(struct __test_metadata *_metadata, int m, int r)
 TEST_F(raw, initiator_rejected)
 {
 	uint8_t rep[T_FRAME_MAX];
-	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR };
-	pthread_t t;
-	size_t n;
+	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR, .wr = rep };
+	int err;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	n = t_frame(rep, true, T_C | T_R, 1, "no", 2);
-	memcpy(rep + n, "world", 5);
-	p.wr = rep;
-	p.wr_len = n + 5;
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_EQ(-1, mpa_start(INIT));
-	EXPECT_EQ(ECONNREFUSED, errno);
-	pthread_join(t, NULL);
+	p.wr_len = t_frame(rep, true, T_C | T_R, 1, "no", 2);
+	memcpy(rep + p.wr_len, "world", 5);
+	p.wr_len += 5;
+	EXPECT_EQ(-1, t_raw_peer_start(_metadata, &p, INIT, &err));
+	EXPECT_EQ(ECONNREFUSED, err);
 	ASSERT_EQ(T_HDR, p.rd_got);
 	check_rejected(_metadata, INIT, RAW_R);
 }
@@ -1148,9 +1099,7 @@ TEST_F(raw, initiator_rejected_nonblocking)
 	size_t n;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	ASSERT_EQ(0, t_nonblock(INIT));
-	ASSERT_EQ(-1, mpa_start(INIT));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, INIT);
 	ASSERT_EQ(T_HDR, t_read(RAW_R, got, T_HDR, T_WAIT));
 	n = t_frame(rep, true, T_C | T_R, 1, "no", 2);
 	memcpy(rep + n, "world", 5);
@@ -1174,9 +1123,7 @@ TEST_F(raw, initiator_refuses_reply_pd)
 	size_t n;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	ASSERT_EQ(0, t_nonblock(INIT));
-	ASSERT_EQ(-1, mpa_start(INIT));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, INIT);
 	/* no Reply yet: nothing to refuse */
 	EXPECT_EQ(-1, mpa_answer(INIT, MPA_REJECT, NULL, 0));
 	EXPECT_EQ(EINVAL, errno);
@@ -1202,116 +1149,78 @@ TEST_F(raw, initiator_refuses_reply_pd)
 
 	/* nothing went out; the plain stream flows both ways */
 	EXPECT_TRUE(t_nothing_pending(RAW_R));
-	ASSERT_EQ(5, t_send(INIT, "plain", 5));
-	EXPECT_EQ(5, t_read(RAW_R, buf, 5, T_WAIT));
-	EXPECT_BYTES("plain", buf, 5);
-	ASSERT_EQ(4, t_send(RAW_R, "back", 4));
-	EXPECT_EQ(4, t_read(INIT, buf, 4, T_WAIT));
-	EXPECT_BYTES("back", buf, 4);
+	t_flow(_metadata, INIT, RAW_R, "plain", 5, T_WAIT);
+	t_flow(_metadata, RAW_R, INIT, "back", 4, T_WAIT);
 }
 
 /* After the first FPDU Full Operation has begun: too late (EISCONN). */
 TEST_F(raw, initiator_refuses_too_late)
 {
-	uint8_t wire[64], exp[64];
+	uint8_t exp[64];
 	size_t n;
 
 	ASSERT_LE(0, t_raw_responder(INIT, RAW_R, T_C, false, true));
 	ASSERT_EQ(3, t_send(INIT, "abc", 3));
 	n = t_fpdu_encode(exp, 0, false, "abc", 3, NULL);
-	ASSERT_EQ(n, t_read(RAW_R, wire, n, T_WAIT));
-	EXPECT_BYTES(exp, wire, n);
+	t_expect_read(_metadata, RAW_R, exp, n, T_WAIT);
 	EXPECT_EQ(-1, mpa_answer(INIT, MPA_REJECT, NULL, 0));
 	EXPECT_EQ(EISCONN, errno);
 	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
 }
 
+/* The Request went out, then the FIN. */
 TEST_F(raw, initiator_timeout)
 {
-	long t0;
-
-	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_SHORT));
-	t0 = t_now_ms();
-	EXPECT_EQ(-1, mpa_start(INIT));
-	EXPECT_EQ(ETIMEDOUT, errno);
-	EXPECT_LE(T_SHORT - 50, t_now_ms() - t0);
-	/* The Request went out, then the FIN. */
-	check_timeout(_metadata, INIT, RAW_R, T_HDR);
+	timeout(_metadata, INIT, RAW_R, MPA_ROLE_INITIATOR, false, T_HDR);
 }
 
 TEST_F(raw, initiator_timeout_nonblocking)
 {
-	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_SHORT));
-	ASSERT_EQ(0, t_nonblock(INIT));
-	ASSERT_EQ(-1, mpa_start(INIT));
-	ASSERT_EQ(EINPROGRESS, errno);
-	EXPECT_POLLERR(INIT, T_WAIT);
-	EXPECT_EQ(ETIMEDOUT, t_so_error(INIT));
-	check_timeout(_metadata, INIT, RAW_R, T_HDR);
+	timeout(_metadata, INIT, RAW_R, MPA_ROLE_INITIATOR, true, T_HDR);
 }
 
 TEST_F(raw, initiator_io_during_startup)
 {
-	char c;
-
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	ASSERT_EQ(0, t_nonblock(INIT));
-	ASSERT_EQ(-1, mpa_start(INIT));
-	ASSERT_EQ(EINPROGRESS, errno);
-	EXPECT_EQ(-1, send(INIT, "x", 1, MSG_NOSIGNAL));
-	EXPECT_EQ(EINPROGRESS, errno);
-	EXPECT_EQ(-1, recv(INIT, &c, 1, 0));
-	EXPECT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, INIT);
+	io_refused(_metadata, INIT);
 	options_frozen(_metadata, INIT);
 }
 
 TEST_F(raw, initiator_peer_fin)
 {
 	uint8_t got[T_HDR];
-	char c;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	ASSERT_EQ(0, t_nonblock(INIT));
-	ASSERT_EQ(-1, mpa_start(INIT));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, INIT);
 	ASSERT_EQ(T_HDR, t_read(RAW_R, got, T_HDR, T_WAIT));
 	ASSERT_EQ(0, shutdown(RAW_R, SHUT_WR));
 	EXPECT_POLLERR(INIT, T_WAIT);
 	EXPECT_EQ(ECONNRESET, t_so_error(INIT));
-	EXPECT_MPA_STATE(INIT, MPA_STATE_FAILED);
-	EXPECT_MPA_ERROR(INIT, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
-			 ECONNRESET);
-	EXPECT_GE(0, recv(INIT, &c, 1, MSG_DONTWAIT));
+	check_peer_closed(_metadata, INIT);
 }
 
 /* Rev 2 initiator: the exact enhanced Request, then a valid Reply. */
 TEST_F(raw, initiator_rev2)
 {
 	uint8_t exp[T_FRAME_MAX], rep[T_FRAME_MAX];
-	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR + 4 + 2 };
 	struct mpa_frame_info fi;
 	struct mpa_result res;
-	pthread_t t;
-	size_t n;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set(INIT, MPA_REVISION, 2));
 	ASSERT_EQ(0, mpa_set_enh(INIT, 16, 4, MPA_ENH_PEER_TO_PEER,
 				 MPA_RTR_READ | MPA_RTR_WRITE));
 	ASSERT_EQ(0, mpa_set_pd(INIT, "pd", 2));
-	p.wr = rep;
-	p.wr_len = t_frame_v2(rep, true, T_C, true, MPA_RTR_READ, 3, 12,
-			      NULL, 0);
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_START(INIT);
-	pthread_join(t, NULL);
-	n = t_frame_v2(exp, false, T_C, true, MPA_RTR_READ | MPA_RTR_WRITE,
-		       16, 4, "pd", 2);
-	ASSERT_EQ(n, p.rd_got);
-	EXPECT_BYTES(exp, p.rd, n);
+	raw_reply(_metadata, INIT, RAW_R, exp,
+		  t_frame_v2(exp, false, T_C, true,
+			     MPA_RTR_READ | MPA_RTR_WRITE, 16, 4, "pd", 2),
+		  rep,
+		  t_frame_v2(rep, true, T_C, true, MPA_RTR_READ, 3, 12, NULL,
+			     0));
 
 	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
-	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	t_get_frame(_metadata, INIT, &fi);
 	EXPECT_EQ(2, fi.revision);
 	EXPECT_EQ(MPA_FRAME_CRC | MPA_FRAME_ENHANCED | MPA_FRAME_PEER_TO_PEER,
 		  fi.flags);
@@ -1319,7 +1228,7 @@ TEST_F(raw, initiator_rev2)
 	EXPECT_EQ(0, fi.pd_len);
 	EXPECT_EQ(3, fi.ird);
 	EXPECT_EQ(12, fi.ord);
-	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_RESULT, &res, sizeof(res)));
+	t_get_result(_metadata, INIT, &res);
 	EXPECT_EQ(2, res.revision);
 	EXPECT_EQ(MPA_RESULT_CRC | MPA_RESULT_ENHANCED |
 		  MPA_RESULT_PEER_TO_PEER, res.flags);
@@ -1347,22 +1256,15 @@ TEST_F(raw, initiator_rev2_pd_too_long)
 TEST_F(raw, initiator_rev0)
 {
 	uint8_t exp[T_HDR], rep[T_HDR];
-	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR };
 	struct mpa_result res;
-	pthread_t t;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set(INIT, MPA_REVISION, 0));
 	ASSERT_EQ(0, mpa_set(INIT, MPA_MARKERS, 0));
-	p.wr = rep;
-	p.wr_len = t_frame(rep, true, T_M | T_C, 0, NULL, 0);
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_START(INIT);
-	pthread_join(t, NULL);
-	t_frame(exp, false, T_M | T_C, 0, NULL, 0);
-	ASSERT_EQ(T_HDR, p.rd_got);
-	EXPECT_BYTES(exp, p.rd, T_HDR);
-	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_RESULT, &res, sizeof(res)));
+	raw_reply(_metadata, INIT, RAW_R, exp,
+		  t_frame(exp, false, T_M | T_C, 0, NULL, 0), rep,
+		  t_frame(rep, true, T_M | T_C, 0, NULL, 0));
+	t_get_result(_metadata, INIT, &res);
 	EXPECT_EQ(0, res.revision);
 	EXPECT_EQ(MPA_RESULT_TX_MARKERS | MPA_RESULT_RX_MARKERS |
 		  MPA_RESULT_CRC, res.flags);
@@ -1372,26 +1274,19 @@ TEST_F(raw, initiator_rev0)
 TEST_F(raw, initiator_rev0_reply_permissive)
 {
 	uint8_t exp[T_HDR], rep[T_HDR];
-	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR };
 	struct mpa_frame_info fi;
 	struct mpa_result res;
-	pthread_t t;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set(INIT, MPA_PERMISSIVE, 1));
-	p.wr = rep;
-	p.wr_len = t_frame(rep, true, T_M | T_C, 0, NULL, 0);
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_START(INIT);
-	pthread_join(t, NULL);
 	/* A permissive initiator still sends Rev 1, M as configured. */
-	t_frame(exp, false, T_C, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, p.rd_got);
-	EXPECT_BYTES(exp, p.rd, T_HDR);
+	raw_reply(_metadata, INIT, RAW_R, exp,
+		  t_frame(exp, false, T_C, 1, NULL, 0), rep,
+		  t_frame(rep, true, T_M | T_C, 0, NULL, 0));
 	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
-	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	t_get_frame(_metadata, INIT, &fi);
 	EXPECT_EQ(0, fi.revision);
-	ASSERT_EQ(0, mpa_getstruct(INIT, MPA_RESULT, &res, sizeof(res)));
+	t_get_result(_metadata, INIT, &res);
 	EXPECT_EQ(0, res.revision);
 	EXPECT_EQ(MPA_RESULT_TX_MARKERS | MPA_RESULT_RX_MARKERS |
 		  MPA_RESULT_CRC, res.flags);
@@ -1402,16 +1297,13 @@ TEST_F(raw, initiator_rev0_reply_permissive)
 TEST_F(raw, initiator_rev0_reply_not_permissive)
 {
 	uint8_t rep[T_HDR];
-	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR };
-	pthread_t t;
+	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR, .wr = rep };
+	int err;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	p.wr = rep;
 	p.wr_len = t_frame(rep, true, T_M | T_C, 0, NULL, 0);
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_EQ(-1, mpa_start(INIT));
-	EXPECT_EQ(EPROTO, errno);
-	pthread_join(t, NULL);
+	EXPECT_EQ(-1, t_raw_peer_start(_metadata, &p, INIT, &err));
+	EXPECT_EQ(EPROTO, err);
 	EXPECT_MPA_STATE(INIT, MPA_STATE_FAILED);
 	EXPECT_MPA_ERROR(INIT, MPA_ERR_STARTUP, MPA_REASON_REV0, EPROTO);
 	EXPECT_EQ(0, t_wait_eof(RAW_R, T_WAIT));
@@ -1467,21 +1359,12 @@ FIXTURE_TEARDOWN(pd)
 TEST_F(pd, request_sent)
 {
 	uint8_t exp[T_FRAME_MAX], rep[T_HDR];
-	struct t_raw_peer p = { .fd = RAW_R };
-	pthread_t t;
-	size_t n;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set_pd(INIT, self->pd, variant->len));
-	n = t_frame(exp, false, T_C, 1, self->pd, variant->len);
-	p.rd_len = n;
-	p.wr = rep;
-	p.wr_len = t_frame(rep, true, T_C, 1, NULL, 0);
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_START(INIT);
-	pthread_join(t, NULL);
-	ASSERT_EQ(n, p.rd_got);
-	EXPECT_BYTES(exp, p.rd, n);
+	raw_reply(_metadata, INIT, RAW_R, exp,
+		  t_frame(exp, false, T_C, 1, self->pd, variant->len), rep,
+		  t_frame(rep, true, T_C, 1, NULL, 0));
 	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
 }
 
@@ -1504,7 +1387,7 @@ TEST_F(pd, request_received)
 static void pd_answer(struct __test_metadata *_metadata, int m, int r,
 		      int answer, const uint8_t *pd, unsigned int len)
 {
-	uint8_t req[T_HDR], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	uint8_t req[T_HDR], exp[T_FRAME_MAX];
 	size_t n;
 
 	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, T_TIMEOUT));
@@ -1514,8 +1397,7 @@ static void pd_answer(struct __test_metadata *_metadata, int m, int r,
 	ASSERT_EQ(0, mpa_answer(m, answer, pd, len));
 	n = t_frame(exp, true, T_C | (answer == MPA_REJECT ? T_R : 0), 1,
 		    pd, len);
-	ASSERT_EQ(n, t_read(r, got, n, T_WAIT));
-	EXPECT_BYTES(exp, got, n);
+	t_expect_read(_metadata, r, exp, n, T_WAIT);
 	EXPECT_TRUE(t_quiet(r, m));
 	EXPECT_MPA_STATE(m, answer == MPA_REJECT ? MPA_STATE_REJECTED :
 						    MPA_STATE_FULL);
@@ -1533,16 +1415,12 @@ TEST_F(pd, reject_sent)
 
 TEST_F(pd, reply_received)
 {
-	uint8_t rep[T_FRAME_MAX], got[T_FRAME_MAX];
-	struct t_raw_peer p = { .fd = RAW_R, .rd_len = T_HDR };
-	pthread_t t;
+	uint8_t exp[T_HDR], rep[T_FRAME_MAX], got[T_FRAME_MAX];
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	p.wr = rep;
-	p.wr_len = t_frame(rep, true, T_C, 1, self->pd, variant->len);
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_START(INIT);
-	pthread_join(t, NULL);
+	raw_reply(_metadata, INIT, RAW_R, exp,
+		  t_frame(exp, false, T_C, 1, NULL, 0), rep,
+		  t_frame(rep, true, T_C, 1, self->pd, variant->len));
 	ASSERT_EQ(variant->len, mpa_peer_pd(INIT, got, sizeof(got)));
 	EXPECT_BYTES(self->pd, got, variant->len);
 }
@@ -1551,9 +1429,6 @@ TEST_F(pd, reply_received)
 TEST_F(pd, rev2_request_sent)
 {
 	uint8_t exp[T_FRAME_MAX], rep[T_FRAME_MAX];
-	struct t_raw_peer p = { .fd = RAW_R };
-	pthread_t t;
-	size_t n;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	ASSERT_EQ(0, mpa_set(INIT, MPA_REVISION, 2));
@@ -1565,16 +1440,10 @@ TEST_F(pd, rev2_request_sent)
 		EXPECT_MPA_STATE(INIT, MPA_STATE_STREAMING);
 		return;
 	}
-	n = t_frame_v2(exp, false, T_C, false, 0, 2, 2, self->pd,
-		       variant->len);
-	p.rd_len = n;
-	p.wr = rep;
-	p.wr_len = t_frame_v2(rep, true, T_C, false, 0, 2, 2, NULL, 0);
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_START(INIT);
-	pthread_join(t, NULL);
-	ASSERT_EQ(n, p.rd_got);
-	EXPECT_BYTES(exp, p.rd, n);
+	raw_reply(_metadata, INIT, RAW_R, exp,
+		  t_frame_v2(exp, false, T_C, false, 0, 2, 2, self->pd,
+			     variant->len),
+		  rep, t_frame_v2(rep, true, T_C, false, 0, 2, 2, NULL, 0));
 	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
 }
 
@@ -1636,7 +1505,7 @@ FIXTURE_TEARDOWN(rtr)
 
 TEST_F(rtr, responder_choice)
 {
-	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX];
 	struct mpa_result res;
 	size_t n;
 
@@ -1647,8 +1516,7 @@ TEST_F(rtr, responder_choice)
 	ASSERT_START(RESP);
 	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
 	n = t_frame_v2(exp, true, T_C, true, variant->chosen, 6, 4, NULL, 0);
-	ASSERT_EQ(n, t_read(RAW_I, got, n, T_WAIT));
-	EXPECT_BYTES(exp, got, n);
+	t_expect_read(_metadata, RAW_I, exp, n, T_WAIT);
 	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_RESULT, &res, sizeof(res)));
 	EXPECT_EQ(variant->chosen, res.rtr);
 	EXPECT_EQ(MPA_RESULT_PEER_TO_PEER, res.flags & MPA_RESULT_PEER_TO_PEER);
