@@ -66,44 +66,44 @@ static void check_failed(struct __test_metadata *_metadata, int m,
 		TH_LOG("%zd octets delivered after a failed startup", r);
 }
 
-/* Responder, blocking: the raw initiator's @len octets, then failure. */
-static void responder_fails(struct __test_metadata *_metadata, int m, int r,
-			    const void *bytes, size_t len, int err,
-			    __u32 reason)
+/* Responder, blocking: the raw initiator's @len octets, then EPROTO. */
+static void responder_fails(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(hostile) *self, const void *bytes,
+			    size_t len, __u32 reason)
 {
-	if (mpa_get(m, MPA_ROLE) != MPA_ROLE_RESPONDER)
-		ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	ASSERT_EQ(len, t_send(r, bytes, len));
-	EXPECT_EQ(-1, mpa_start(m));
-	EXPECT_EQ(err, errno);
-	check_failed(_metadata, m, MPA_ERR_STARTUP, reason, err);
+	if (mpa_get(self->mpa, MPA_ROLE) != MPA_ROLE_RESPONDER)
+		ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER,
+					T_TIMEOUT));
+	ASSERT_EQ(len, t_send(self->raw, bytes, len));
+	EXPECT_EQ(-1, mpa_start(self->mpa));
+	EXPECT_EQ(EPROTO, errno);
+	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP, reason, EPROTO);
 	/* Closed with a FIN, no Reply before it. */
-	EXPECT_EQ(0, t_wait_eof(r, T_WAIT));
+	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
 }
-
 TEST_F(hostile, bad_key_http)
 {
 	static const char http[] =
 		"GET / HTTP/1.1\r\nHost: localhost\r\nAccept: */*\r\n\r\n";
 
-	responder_fails(_metadata, self->mpa, self->raw, http,
-			sizeof(http) - 1, EPROTO, MPA_REASON_BAD_KEY);
+	responder_fails(_metadata, self, http, sizeof(http) - 1,
+			MPA_REASON_BAD_KEY);
 }
 
 TEST_F(hostile, bad_key_zeros)
 {
 	uint8_t zeros[T_HDR] = {};
 
-	responder_fails(_metadata, self->mpa, self->raw, zeros, sizeof(zeros),
-			EPROTO, MPA_REASON_BAD_KEY);
+	responder_fails(_metadata, self, zeros, sizeof(zeros),
+			MPA_REASON_BAD_KEY);
 }
 
 TEST_F(hostile, bad_key_tls_hello)
 {
 	uint8_t hello[T_HDR + 12] = { 0x16, 0x03, 0x01, 0x00, 0x1c, 0x01 };
 
-	responder_fails(_metadata, self->mpa, self->raw, hello, sizeof(hello),
-			EPROTO, MPA_REASON_BAD_KEY);
+	responder_fails(_metadata, self, hello, sizeof(hello),
+			MPA_REASON_BAD_KEY);
 }
 
 TEST_F(hostile, bad_key_one_octet)
@@ -112,8 +112,7 @@ TEST_F(hostile, bad_key_one_octet)
 
 	t_frame(req, false, T_C, 1, NULL, 0);
 	req[15] ^= 0x20;	/* "MPA ID Req FramE" */
-	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
-			EPROTO, MPA_REASON_BAD_KEY);
+	responder_fails(_metadata, self, req, sizeof(req), MPA_REASON_BAD_KEY);
 }
 
 TEST_F(hostile, bad_revision_3)
@@ -121,8 +120,7 @@ TEST_F(hostile, bad_revision_3)
 	uint8_t req[T_HDR];
 
 	t_frame(req, false, T_C, 3, NULL, 0);
-	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
-			EPROTO, MPA_REASON_BAD_REV);
+	responder_fails(_metadata, self, req, sizeof(req), MPA_REASON_BAD_REV);
 }
 
 TEST_F(hostile, bad_revision_255)
@@ -130,8 +128,7 @@ TEST_F(hostile, bad_revision_255)
 	uint8_t req[T_HDR + 4];
 
 	t_frame(req, false, T_M | T_C, 255, "abcd", 4);
-	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
-			EPROTO, MPA_REASON_BAD_REV);
+	responder_fails(_metadata, self, req, sizeof(req), MPA_REASON_BAD_REV);
 }
 
 TEST_F(hostile, pd_length_513)
@@ -140,8 +137,8 @@ TEST_F(hostile, pd_length_513)
 
 	t_hdr(req, false, T_C, 1, 513);
 	t_pattern(req + T_HDR, 513, 1);
-	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
-			EPROTO, MPA_REASON_PD_TOO_LONG);
+	responder_fails(_metadata, self, req, sizeof(req),
+			MPA_REASON_PD_TOO_LONG);
 }
 
 TEST_F(hostile, pd_length_65535)
@@ -149,8 +146,8 @@ TEST_F(hostile, pd_length_65535)
 	uint8_t req[T_HDR];
 
 	t_hdr(req, false, T_C, 1, 0xffff);
-	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
-			EPROTO, MPA_REASON_PD_TOO_LONG);
+	responder_fails(_metadata, self, req, sizeof(req),
+			MPA_REASON_PD_TOO_LONG);
 }
 
 /* Rev 2 with E set but no room for the IRD/ORD block. */
@@ -160,8 +157,7 @@ TEST_F(hostile, rev2_block_missing)
 
 	t_hdr(req, false, T_C | T_E, 2, 2);
 	req[T_HDR] = req[T_HDR + 1] = 0;
-	responder_fails(_metadata, self->mpa, self->raw, req, sizeof(req),
-			EPROTO, MPA_REASON_V2_SHORT);
+	responder_fails(_metadata, self, req, sizeof(req), MPA_REASON_V2_SHORT);
 }
 
 TEST_F(hostile, reply_at_responder)
@@ -169,8 +165,8 @@ TEST_F(hostile, reply_at_responder)
 	uint8_t rep[T_HDR];
 
 	t_frame(rep, true, T_C, 1, NULL, 0);
-	responder_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
-			EPROTO, MPA_REASON_REPLY_AT_RESPONDER);
+	responder_fails(_metadata, self, rep, sizeof(rep),
+			MPA_REASON_REPLY_AT_RESPONDER);
 }
 
 /*
@@ -217,24 +213,49 @@ TEST_F(hostile, bad_key_nonblocking)
 }
 
 /* PD_Length says 100; 10 octets, then the FIN. */
-TEST_F(hostile, pd_length_lie_fin)
+/*
+ * The first @len octets of @req come after a while, then the FIN, in the
+ * middle of the frame: a truncated frame.
+ */
+static void cut_fin(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(hostile) *self, const uint8_t *req, size_t len)
 {
-	struct t_raw_peer p = { .fd = self->raw, .delay_ms = 100,
-				.end = SHUT_WR };
-	uint8_t req[T_HDR + 10];
-	pthread_t t;
+	struct t_raw_peer p = { .fd = self->raw, .delay_ms = 100, .wr = req,
+				.wr_len = len, .end = SHUT_WR };
+	int err;
 
 	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	t_hdr(req, false, T_C, 1, 100);
-	t_pattern(req + T_HDR, 10, 2);
-	p.wr = req;
-	p.wr_len = sizeof(req);
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_EQ(-1, mpa_start(self->mpa));
-	EXPECT_EQ(EPROTO, errno);
-	pthread_join(t, NULL);
+	EXPECT_EQ(-1, t_raw_peer_start(_metadata, &p, self->mpa, &err));
+	EXPECT_EQ(EPROTO, err);
 	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP,
 		     MPA_REASON_TRUNCATED, EPROTO);
+}
+
+/* The first @len octets of @req, then nothing: the timeout bounds it. */
+static void cut_stall(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(hostile) *self, const uint8_t *req,
+		      size_t len)
+{
+	long t0;
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_SHORT));
+	ASSERT_EQ(len, t_send(self->raw, req, len));
+	t0 = t_now_ms();
+	EXPECT_EQ(-1, mpa_start(self->mpa));
+	EXPECT_EQ(ETIMEDOUT, errno);
+	EXPECT_LE(T_SHORT - 50, t_now_ms() - t0);
+	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT,
+		     ETIMEDOUT);
+	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
+}
+
+TEST_F(hostile, pd_length_lie_fin)
+{
+	uint8_t req[T_HDR + 10];
+
+	t_hdr(req, false, T_C, 1, 100);
+	t_pattern(req + T_HDR, 10, 2);
+	cut_fin(_metadata, self, req, sizeof(req));
 }
 
 /* The same, all of it (and the FIN) queued before MPA_START. */
@@ -258,52 +279,26 @@ TEST_F(hostile, pd_length_lie_fin_before_start)
 TEST_F(hostile, pd_length_lie_stall)
 {
 	uint8_t req[T_HDR + 10];
-	long t0;
 
-	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_SHORT));
 	t_hdr(req, false, T_C, 1, 100);
 	t_pattern(req + T_HDR, 10, 3);
-	ASSERT_EQ(sizeof(req), t_send(self->raw, req, sizeof(req)));
-	t0 = t_now_ms();
-	EXPECT_EQ(-1, mpa_start(self->mpa));
-	EXPECT_EQ(ETIMEDOUT, errno);
-	EXPECT_LE(T_SHORT - 50, t_now_ms() - t0);
-	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT,
-		     ETIMEDOUT);
-	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
+	cut_stall(_metadata, self, req, sizeof(req));
 }
 
 TEST_F(hostile, header_cut_fin)
 {
-	struct t_raw_peer p = { .fd = self->raw, .delay_ms = 100,
-				.end = SHUT_WR };
 	uint8_t req[T_HDR];
-	pthread_t t;
 
-	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	t_frame(req, false, T_C, 1, NULL, 0);
-	p.wr = req;
-	p.wr_len = 11;
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_EQ(-1, mpa_start(self->mpa));
-	EXPECT_EQ(EPROTO, errno);
-	pthread_join(t, NULL);
-	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP,
-		     MPA_REASON_TRUNCATED, EPROTO);
+	cut_fin(_metadata, self, req, 11);
 }
 
 TEST_F(hostile, header_cut_stall)
 {
 	uint8_t req[T_HDR];
 
-	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_SHORT));
 	t_frame(req, false, T_C, 1, NULL, 0);
-	ASSERT_EQ(19, t_send(self->raw, req, 19));
-	EXPECT_EQ(-1, mpa_start(self->mpa));
-	EXPECT_EQ(ETIMEDOUT, errno);
-	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT,
-		     ETIMEDOUT);
-	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
+	cut_stall(_metadata, self, req, 19);
 }
 
 /* A reset in the middle of a frame: a truncated frame, SO_ERROR ECONNRESET. */
@@ -339,42 +334,51 @@ TEST_F(hostile, header_cut_rst)
 }
 
 /* Res bits and R=1 in a Request are never checked (R-7.1.1-12/13). */
-TEST_F(hostile, request_res_bits_accepted)
+/* The Request @req (@len octets) is taken: the frame as the peer's. */
+static void request_taken(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(hostile) *self, const uint8_t *req,
+			  size_t len, struct mpa_frame_info *fi)
 {
-	uint8_t req[T_FRAME_MAX], exp[T_HDR];
-	struct mpa_frame_info fi;
-	size_t n;
-
 	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	n = t_frame(req, false, T_C | 0x1f, 1, "r", 1);
-	ASSERT_EQ(n, t_send(self->raw, req, n));
+	ASSERT_EQ(len, t_send(self->raw, req, len));
 	ASSERT_START(self->mpa);
-	ASSERT_EQ(0, mpa_getstruct(self->mpa, MPA_PEER_FRAME, &fi, sizeof(fi)));
-	EXPECT_EQ(0x1f, fi.res);
-	EXPECT_EQ(MPA_FRAME_CRC, fi.flags);
+	t_get_frame(_metadata, self->mpa, fi);
+}
+
+/* MPA_ACCEPT: Full Operation, and our Reply has Res zero. */
+static void reply_plain(struct __test_metadata *_metadata,
+			FIXTURE_DATA(hostile) *self)
+{
+	uint8_t exp[T_HDR];
+
 	ASSERT_EQ(0, mpa_answer(self->mpa, MPA_ACCEPT, NULL, 0));
 	EXPECT_MPA_STATE(self->mpa, MPA_STATE_FULL);
-	/* Our Reply has Res zero. */
 	t_frame(exp, true, T_C, 1, NULL, 0);
 	t_expect_read(_metadata, self->raw, exp, T_HDR, T_WAIT);
 }
 
-TEST_F(hostile, request_r_bit_accepted)
+TEST_F(hostile, request_res_bits_accepted)
 {
-	uint8_t req[T_HDR], exp[T_HDR];
+	uint8_t req[T_FRAME_MAX];
 	struct mpa_frame_info fi;
 
-	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	t_frame(req, false, T_M | T_C | T_R, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_send(self->raw, req, T_HDR));
-	ASSERT_START(self->mpa);
-	ASSERT_EQ(0, mpa_getstruct(self->mpa, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	request_taken(_metadata, self, req,
+		      t_frame(req, false, T_C | 0x1f, 1, "r", 1), &fi);
+	EXPECT_EQ(0x1f, fi.res);
+	EXPECT_EQ(MPA_FRAME_CRC, fi.flags);
+	reply_plain(_metadata, self);
+}
+
+TEST_F(hostile, request_r_bit_accepted)
+{
+	uint8_t req[T_HDR];
+	struct mpa_frame_info fi;
+
+	request_taken(_metadata, self, req,
+		      t_frame(req, false, T_M | T_C | T_R, 1, NULL, 0), &fi);
 	EXPECT_EQ(MPA_FRAME_MARKERS | MPA_FRAME_CRC | MPA_FRAME_REJECT,
 		  fi.flags);
-	ASSERT_EQ(0, mpa_answer(self->mpa, MPA_ACCEPT, NULL, 0));
-	EXPECT_MPA_STATE(self->mpa, MPA_STATE_FULL);
-	t_frame(exp, true, T_C, 1, NULL, 0);
-	t_expect_read(_metadata, self->raw, exp, T_HDR, T_WAIT);
+	reply_plain(_metadata, self);
 }
 
 /* In Rev 2, 0x10 is E and only 0x0f are Res. */
@@ -382,13 +386,10 @@ TEST_F(hostile, rev2_res_bits_accepted)
 {
 	uint8_t req[T_FRAME_MAX];
 	struct mpa_frame_info fi;
-	size_t n;
 
-	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	n = t_frame_v2(req, false, T_C | 0x0f, false, 0, 1, 1, NULL, 0);
-	ASSERT_EQ(n, t_send(self->raw, req, n));
-	ASSERT_START(self->mpa);
-	ASSERT_EQ(0, mpa_getstruct(self->mpa, MPA_PEER_FRAME, &fi, sizeof(fi)));
+	request_taken(_metadata, self, req,
+		      t_frame_v2(req, false, T_C | 0x0f, false, 0, 1, 1, NULL,
+				 0), &fi);
 	EXPECT_EQ(2, fi.revision);
 	EXPECT_EQ(0x0f, fi.res);
 	EXPECT_EQ(MPA_FRAME_CRC | MPA_FRAME_ENHANCED, fi.flags);
@@ -398,18 +399,15 @@ TEST_F(hostile, rev2_res_bits_accepted)
 TEST_F(hostile, trickle_in_time)
 {
 	uint8_t req[T_FRAME_MAX], got[16];
-	struct t_raw_peer p = { .fd = self->raw, .trickle_ms = 20 };
-	int one = 1;
-	pthread_t t;
+	struct t_raw_peer p = { .fd = self->raw, .trickle_ms = 20, .wr = req };
+	int one = 1, err;
 
 	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	ASSERT_EQ(0, setsockopt(self->raw, SOL_TCP, TCP_NODELAY, &one,
 				sizeof(one)));
-	p.wr = req;
 	p.wr_len = t_frame(req, false, T_C, 1, "trickled", 8);
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_START(self->mpa);
-	pthread_join(t, NULL);
+	EXPECT_EQ(0, t_raw_peer_start(_metadata, &p, self->mpa, &err))
+		TH_LOG("errno %d", err);
 	EXPECT_EQ((ssize_t)p.wr_len, p.wr_done);
 	EXPECT_MPA_STATE(self->mpa, MPA_STATE_REQUEST_RECEIVED);
 	ASSERT_EQ(8, mpa_peer_pd(self->mpa, got, sizeof(got)));
@@ -441,43 +439,41 @@ TEST_F(hostile, trickle_too_slow)
 }
 
 /* The initiator's side: what a hostile "responder" can send back. */
-static void initiator_fails(struct __test_metadata *_metadata, int m, int r,
-			    const void *bytes, size_t len, int end, int err,
-			    __u32 code, __u32 reason)
+static void initiator_fails(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(hostile) *self, const void *bytes,
+			    size_t len, int end, __u32 reason)
 {
-	struct t_raw_peer p = { .fd = r, .rd_len = T_HDR, .end = end };
-	pthread_t t;
+	struct t_raw_peer p = { .fd = self->raw, .wr = bytes, .wr_len = len,
+				.end = end };
+	int err;
 
-	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	p.wr = bytes;
-	p.wr_len = len;
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_EQ(-1, mpa_start(m));
-	EXPECT_EQ(err, errno);
-	pthread_join(t, NULL);
-	ASSERT_EQ(T_HDR, p.rd_got);
+	if (mpa_get(self->mpa, MPA_ROLE) != MPA_ROLE_INITIATOR)
+		ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_INITIATOR,
+					T_TIMEOUT));
+	/* An initiator configured for Rev 2 sends the IRD/ORD block too. */
+	p.rd_len = mpa_get(self->mpa, MPA_REVISION) == 2 ? T_HDR + 4 : T_HDR;
+	EXPECT_EQ(-1, t_raw_peer_start(_metadata, &p, self->mpa, &err));
+	EXPECT_EQ(EPROTO, err);
+	ASSERT_EQ(p.rd_len, p.rd_got);
 	EXPECT_EQ('q', p.rd[9]);
-	check_failed(_metadata, m, code, reason, err);
-	if (code == MPA_ERR_STARTUP)
-		EXPECT_EQ(0, t_wait_eof(r, T_WAIT));
+	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP, reason, EPROTO);
+	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
 }
-
 /* Initiator/Initiator: a Request where the Reply belongs. */
 TEST_F(hostile, request_at_initiator)
 {
 	uint8_t req[T_HDR];
 
 	t_frame(req, false, T_C, 1, NULL, 0);
-	initiator_fails(_metadata, self->mpa, self->raw, req, sizeof(req), 0,
-			EPROTO, MPA_ERR_STARTUP, MPA_REASON_INIT_INIT);
+	initiator_fails(_metadata, self, req, sizeof(req), 0,
+			MPA_REASON_INIT_INIT);
 }
 
 TEST_F(hostile, initiator_bad_key)
 {
 	static const char resp[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
 
-	initiator_fails(_metadata, self->mpa, self->raw, resp,
-			sizeof(resp) - 1, 0, EPROTO, MPA_ERR_STARTUP,
+	initiator_fails(_metadata, self, resp, sizeof(resp) - 1, 0,
 			MPA_REASON_BAD_KEY);
 }
 
@@ -486,8 +482,8 @@ TEST_F(hostile, initiator_bad_revision)
 	uint8_t rep[T_HDR];
 
 	t_frame(rep, true, T_C, 3, NULL, 0);
-	initiator_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep), 0,
-			EPROTO, MPA_ERR_STARTUP, MPA_REASON_BAD_REV);
+	initiator_fails(_metadata, self, rep, sizeof(rep), 0,
+			MPA_REASON_BAD_REV);
 }
 
 TEST_F(hostile, initiator_pd_length_513)
@@ -496,8 +492,8 @@ TEST_F(hostile, initiator_pd_length_513)
 
 	t_hdr(rep, true, T_C, 1, 513);
 	t_pattern(rep + T_HDR, 513, 4);
-	initiator_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep), 0,
-			EPROTO, MPA_ERR_STARTUP, MPA_REASON_PD_TOO_LONG);
+	initiator_fails(_metadata, self, rep, sizeof(rep), 0,
+			MPA_REASON_PD_TOO_LONG);
 }
 
 /* A Rev 1 Request answered with Rev 2. */
@@ -506,8 +502,8 @@ TEST_F(hostile, initiator_rev_mismatch)
 	uint8_t rep[T_HDR + 4];
 
 	t_frame_v2(rep, true, T_C, false, 0, 1, 1, NULL, 0);
-	initiator_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep), 0,
-			EPROTO, MPA_ERR_STARTUP, MPA_REASON_REV_MISMATCH);
+	initiator_fails(_metadata, self, rep, sizeof(rep), 0,
+			MPA_REASON_REV_MISMATCH);
 }
 
 TEST_F(hostile, initiator_reply_cut_fin)
@@ -516,39 +512,27 @@ TEST_F(hostile, initiator_reply_cut_fin)
 
 	t_hdr(rep, true, T_C, 1, 100);
 	t_pattern(rep + T_HDR, 10, 5);
-	initiator_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
-			SHUT_WR, EPROTO, MPA_ERR_STARTUP,
+	initiator_fails(_metadata, self, rep, sizeof(rep), SHUT_WR,
 			MPA_REASON_TRUNCATED);
 }
 
 /* Rev 2 Replies that do not answer the enhanced Request. */
-static void rev2_reply_fails(struct __test_metadata *_metadata, int m, int r,
-			     const uint8_t *rep, size_t len, __u32 reason)
+static void rev2_reply_fails(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(hostile) *self, const uint8_t *rep,
+			     size_t len, __u32 reason)
 {
-	struct t_raw_peer p = { .fd = r, .rd_len = T_HDR + 4 };
-	pthread_t t;
-
-	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	ASSERT_EQ(0, mpa_set(m, MPA_REVISION, 2));
-	ASSERT_EQ(0, mpa_set_enh(m, 4, 4, MPA_ENH_PEER_TO_PEER,
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(self->mpa, MPA_REVISION, 2));
+	ASSERT_EQ(0, mpa_set_enh(self->mpa, 4, 4, MPA_ENH_PEER_TO_PEER,
 				 MPA_RTR_WRITE | MPA_RTR_READ));
-	p.wr = rep;
-	p.wr_len = len;
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	EXPECT_EQ(-1, mpa_start(m));
-	EXPECT_EQ(EPROTO, errno);
-	pthread_join(t, NULL);
-	ASSERT_EQ(T_HDR + 4, p.rd_got);
-	check_failed(_metadata, m, MPA_ERR_STARTUP, reason, EPROTO);
-	EXPECT_EQ(0, t_wait_eof(r, T_WAIT));
+	initiator_fails(_metadata, self, rep, len, 0, reason);
 }
-
 TEST_F(hostile, rev2_reply_rev1)
 {
 	uint8_t rep[T_HDR];
 
 	t_frame(rep, true, T_C, 1, NULL, 0);
-	rev2_reply_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
+	rev2_reply_fails(_metadata, self, rep, sizeof(rep),
 			 MPA_REASON_REV_MISMATCH);
 }
 
@@ -557,7 +541,7 @@ TEST_F(hostile, rev2_reply_not_enhanced)
 	uint8_t rep[T_HDR];
 
 	t_frame(rep, true, T_C, 2, NULL, 0);
-	rev2_reply_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
+	rev2_reply_fails(_metadata, self, rep, sizeof(rep),
 			 MPA_REASON_V2_MISMATCH);
 }
 
@@ -566,7 +550,7 @@ TEST_F(hostile, rev2_reply_no_p2p)
 	uint8_t rep[T_HDR + 4];
 
 	t_frame_v2(rep, true, T_C, false, 0, 4, 4, NULL, 0);
-	rev2_reply_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
+	rev2_reply_fails(_metadata, self, rep, sizeof(rep),
 			 MPA_REASON_P2P_MISMATCH);
 }
 
@@ -576,7 +560,7 @@ TEST_F(hostile, rev2_reply_two_rtr)
 
 	t_frame_v2(rep, true, T_C, true, MPA_RTR_WRITE | MPA_RTR_READ, 4, 4,
 		   NULL, 0);
-	rev2_reply_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
+	rev2_reply_fails(_metadata, self, rep, sizeof(rep),
 			 MPA_REASON_RTR_MISMATCH);
 }
 
@@ -585,7 +569,7 @@ TEST_F(hostile, rev2_reply_rtr_not_offered)
 	uint8_t rep[T_HDR + 4];
 
 	t_frame_v2(rep, true, T_C, true, MPA_RTR_SEND, 4, 4, NULL, 0);
-	rev2_reply_fails(_metadata, self->mpa, self->raw, rep, sizeof(rep),
+	rev2_reply_fails(_metadata, self, rep, sizeof(rep),
 			 MPA_REASON_RTR_MISMATCH);
 }
 
