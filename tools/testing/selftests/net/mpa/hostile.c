@@ -225,7 +225,8 @@ static void cut_fin(struct __test_metadata *_metadata,
 	int err;
 
 	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	EXPECT_EQ(-1, t_raw_peer_start(_metadata, &p, self->mpa, &err));
+	EXPECT_EQ(-1, t_start_against(_metadata, t_raw_peer_run, &p, self->mpa,
+				      &err));
 	EXPECT_EQ(EPROTO, err);
 	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP,
 		     MPA_REASON_TRUNCATED, EPROTO);
@@ -406,7 +407,8 @@ TEST_F(hostile, trickle_in_time)
 	ASSERT_EQ(0, setsockopt(self->raw, SOL_TCP, TCP_NODELAY, &one,
 				sizeof(one)));
 	p.wr_len = t_frame(req, false, T_C, 1, "trickled", 8);
-	EXPECT_EQ(0, t_raw_peer_start(_metadata, &p, self->mpa, &err))
+	EXPECT_EQ(0, t_start_against(_metadata, t_raw_peer_run, &p, self->mpa,
+				     &err))
 		TH_LOG("errno %d", err);
 	EXPECT_EQ((ssize_t)p.wr_len, p.wr_done);
 	EXPECT_MPA_STATE(self->mpa, MPA_STATE_REQUEST_RECEIVED);
@@ -452,7 +454,8 @@ static void initiator_fails(struct __test_metadata *_metadata,
 					T_TIMEOUT));
 	/* An initiator configured for Rev 2 sends the IRD/ORD block too. */
 	p.rd_len = mpa_get(self->mpa, MPA_REVISION) == 2 ? T_HDR + 4 : T_HDR;
-	EXPECT_EQ(-1, t_raw_peer_start(_metadata, &p, self->mpa, &err));
+	EXPECT_EQ(-1, t_start_against(_metadata, t_raw_peer_run, &p, self->mpa,
+				      &err));
 	EXPECT_EQ(EPROTO, err);
 	ASSERT_EQ(p.rd_len, p.rd_got);
 	EXPECT_EQ('q', p.rd[9]);

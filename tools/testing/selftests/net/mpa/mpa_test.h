@@ -1535,17 +1535,18 @@ static inline void t_flow(struct __test_metadata *_metadata, int from, int to,
 }
 
 /*
- * MPA_START on @m (blocking) while the raw peer @p runs in a thread: it
- * reads what @m sends, then writes its answer. MPA_START's result, and in
- * *err its errno (0 when it succeeded); the peer has finished.
+ * MPA_START on @m (blocking) while a peer runs in a thread: @run(@peer),
+ * t_raw_peer_run() or t_mpa_peer_run(). MPA_START's result, and in *err
+ * its errno (0 when it succeeded); the peer has finished.
  */
-static inline int t_raw_peer_start(struct __test_metadata *_metadata,
-				   struct t_raw_peer *p, int m, int *err)
+static inline int t_start_against(struct __test_metadata *_metadata,
+				  void *(*run)(void *), void *peer, int m,
+				  int *err)
 {
 	pthread_t t;
 	int rc;
 
-	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, p));
+	ASSERT_EQ(0, pthread_create(&t, NULL, run, peer));
 	rc = mpa_start(m);
 	*err = rc ? errno : 0;
 	pthread_join(t, NULL);

@@ -399,7 +399,7 @@ static void raw_reply(struct __test_metadata *_metadata, int m, int raw,
 				.wr_len = rep_len };
 	int rc, err;
 
-	rc = t_raw_peer_start(_metadata, &p, m, &err);
+	rc = t_start_against(_metadata, t_raw_peer_run, &p, m, &err);
 	if (rc)
 		t_why(m, err);
 	EXPECT_EQ(0, rc);
@@ -813,7 +813,8 @@ TEST_F(raw, responder_peer_fin)
 	int err;
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	EXPECT_EQ(-1, t_raw_peer_start(_metadata, &p, RESP, &err));
+	EXPECT_EQ(-1, t_start_against(_metadata, t_raw_peer_run, &p, RESP,
+				      &err));
 	EXPECT_EQ(ECONNRESET, err);
 	check_peer_closed(_metadata, RESP);
 }
@@ -1087,7 +1088,8 @@ TEST_F(raw, initiator_rejected)
 	p.wr_len = t_frame(rep, true, T_C | T_R, 1, "no", 2);
 	memcpy(rep + p.wr_len, "world", 5);
 	p.wr_len += 5;
-	EXPECT_EQ(-1, t_raw_peer_start(_metadata, &p, INIT, &err));
+	EXPECT_EQ(-1, t_start_against(_metadata, t_raw_peer_run, &p, INIT,
+				      &err));
 	EXPECT_EQ(ECONNREFUSED, err);
 	ASSERT_EQ(T_HDR, p.rd_got);
 	check_rejected(_metadata, INIT, RAW_R);
@@ -1302,7 +1304,8 @@ TEST_F(raw, initiator_rev0_reply_not_permissive)
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	p.wr_len = t_frame(rep, true, T_M | T_C, 0, NULL, 0);
-	EXPECT_EQ(-1, t_raw_peer_start(_metadata, &p, INIT, &err));
+	EXPECT_EQ(-1, t_start_against(_metadata, t_raw_peer_run, &p, INIT,
+				      &err));
 	EXPECT_EQ(EPROTO, err);
 	EXPECT_MPA_STATE(INIT, MPA_STATE_FAILED);
 	EXPECT_MPA_ERROR(INIT, MPA_ERR_STARTUP, MPA_REASON_REV0, EPROTO);
