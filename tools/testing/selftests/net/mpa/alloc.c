@@ -725,19 +725,6 @@ TEST_F_TIMEOUT(inject, traffic, 900)
 
 /* mpa_echo: load, the connections file */
 
-static int al_sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
-}
-
 /* Our echoing Responder for the module's Initiator */
 struct al_echo {
 	pthread_t thr;
@@ -848,8 +835,8 @@ TEST_F_TIMEOUT(inject, kapi, 900)
 	got = malloc(T_ULPDU_BUF);
 	ASSERT_NE(NULL, b);
 	ASSERT_NE(NULL, got);
-	al_sh("rmmod mpa_echo 2>/dev/null");
-	ASSERT_EQ(0, al_sh("modprobe mpa_echo port=%d", AL_PORT));
+	t_sh("rmmod mpa_echo 2>/dev/null");
+	ASSERT_EQ(0, t_sh("modprobe mpa_echo port=%d", AL_PORT));
 
 	/* Our Initiators against its echoing Responder */
 	ASSERT_EQ(0, fi_on());
@@ -919,7 +906,7 @@ TEST_F_TIMEOUT(inject, kapi, 900)
 			 ntohs(echo.addr.sin_port), total / 5, k * 1000,
 			 AL_TIMEOUT, KE_DIR);
 		/* writing may fail with ENOMEM: its attach failed */
-		e = al_sh("%s 2>/dev/null", buf);
+		e = t_sh("%s 2>/dev/null", buf);
 		if (e)
 			fprintf(stderr, "# the module's Initiator %u: the connect file said %d\n",
 				k, e);
@@ -975,7 +962,7 @@ TEST_F_TIMEOUT(inject, kapi, 900)
 	EXPECT_EQ(0, echo.err) TH_LOG("our Responder: %s", strerror(echo.err));
 	fprintf(stderr, "# our Responder: %u connections, %u ULPDUs echoed; ends:%s\n",
 		echo.conns, echo.ulpdus, echo.ends);
-	EXPECT_EQ(0, al_sh("rmmod mpa_echo"));
+	EXPECT_EQ(0, t_sh("rmmod mpa_echo"));
 	free(b);
 	free(got);
 	fi_report("kapi", &self->start);
@@ -1087,12 +1074,12 @@ TEST_F_TIMEOUT(inject, unload, 300)
 	fprintf(stderr, "# injected: %lld slab and %lld page allocation failures in mpa.ko's call paths\n",
 		total.slab, total.page);
 	EXPECT_LE(AL_MIN_FAILS, total.slab + total.page);
-	al_sh("rmmod mpa_echo 2>/dev/null");
+	t_sh("rmmod mpa_echo 2>/dev/null");
 	/* closed sockets let go of the module once TCP is done with them */
 	while (s_read_file("/sys/module/mpa/refcnt", buf, sizeof(buf)) > 0 &&
 	       atoi(buf) && t_now_ms() < end)
 		poll(NULL, 0, 100);
-	EXPECT_EQ(0, al_sh("rmmod mpa")) TH_LOG("mpa refcnt %s", buf);
+	EXPECT_EQ(0, t_sh("rmmod mpa")) TH_LOG("mpa refcnt %s", buf);
 }
 
 TEST_HARNESS_MAIN

@@ -66,17 +66,15 @@ static int __printf(1, 2) f_sh(const char *fmt, ...)
 	int st;
 
 	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	st = t_vsh(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
-	st = system(cmd);
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
-		fprintf(stderr, "# faults: \"%s\" failed (status 0x%x)\n", cmd,
-			st);
+	if (st) {
+		fprintf(stderr, "# faults: \"%s\" failed (exit status %d)\n",
+			cmd, st);
 		return -1;
 	}
 	return 0;
 }
-
 /* A network namespace of a test: /run/netns/mpaf-TAG-PID. */
 struct f_ns {
 	char name[40];
@@ -301,115 +299,6 @@ static int f_flags_are(int fd, bool markers, bool crc)
 	return -1;
 }
 
-/* ULPDU streams: sizes and contents from a seed (t_fill of seed + k) */
-
-static size_t f_size(uint64_t *s)
-{
-	return 1 + t_rand64(s) % MPA_MAX_ULPDU;
-}
-
-/*
- * A sender thread: ULPDUs of the seeded sequence until @total octets went
- * out, then a FIN.
- */
-struct f_tx {
-	pthread_t thr;
-	int fd;
-	uint64_t seed, total;
-	uint64_t ulpdus, octets;
-	uint32_t crc;		/* CRC32c register over everything sent */
-	int err;		/* errno of a failed send or shutdown, 0 */
-};
-
-static void *f_tx_run(void *arg)
-{
-	uint8_t *buf = malloc(MPA_MAX_ULPDU);
-	struct f_tx *t = arg;
-	uint64_t s = t->seed;
-	size_t len;
-	ssize_t r;
-
-	t->crc = ~0u;
-	while (buf && t->octets < t->total) {
-		len = f_size(&s);
-		t_fill(buf, len, t->seed + t->ulpdus);
-		r = send(t->fd, buf, len, MSG_NOSIGNAL);
-		if (r != (ssize_t)len) {
-			t->err = r < 0 ? errno : EMSGSIZE;
-			break;
-		}
-		t->crc = t_crc32c_update(t->crc, buf, len);
-		t->ulpdus++;
-		t->octets += len;
-	}
-	if (!buf)
-		t->err = ENOMEM;
-	if (shutdown(t->fd, SHUT_WR) && !t->err)
-		t->err = errno;
-	free(buf);
-	return NULL;
-}
-
-/* A receiver thread for the same sequence: every ULPDU, then EOF. */
-struct f_rx {
-	pthread_t thr;
-	int fd;
-	uint64_t seed, total;
-	uint64_t ulpdus, octets;
-	uint32_t crc;
-	bool eof;
-	long done_ms;		/* when it finished */
-	char why[256];		/* the first problem, "" if none */
-};
-
-static void *f_rx_run(void *arg)
-{
-	uint8_t *got = malloc(T_ULPDU_BUF), *exp = malloc(MPA_MAX_ULPDU);
-	struct f_rx *b = arg;
-	uint64_t s = b->seed;
-	size_t len;
-	ssize_t r;
-	int fl;
-
-	b->crc = ~0u;
-	if (!got || !exp) {
-		snprintf(b->why, sizeof(b->why), "no memory");
-		goto out;
-	}
-	while (b->octets < b->total) {
-		len = f_size(&s);
-		r = t_recv_flags(b->fd, got, T_ULPDU_BUF, 0, &fl);
-		if (r != (ssize_t)len || !(fl & MSG_EOR)) {
-			snprintf(b->why, sizeof(b->why),
-				 "ULPDU %llu at octet %llu: recv %zd (%s), flags 0x%x; want %zu with MSG_EOR",
-				 (unsigned long long)b->ulpdus,
-				 (unsigned long long)b->octets, r,
-				 r < 0 ? strerror(errno) : "-", fl, len);
-			goto out;
-		}
-		t_fill(exp, len, b->seed + b->ulpdus);
-		if (memcmp(exp, got, len)) {
-			snprintf(b->why, sizeof(b->why),
-				 "ULPDU %llu (%zu octets) differs",
-				 (unsigned long long)b->ulpdus, len);
-			goto out;
-		}
-		b->crc = t_crc32c_update(b->crc, got, len);
-		b->ulpdus++;
-		b->octets += len;
-	}
-	r = recv(b->fd, got, T_ULPDU_BUF, 0);
-	b->eof = r == 0;
-	if (!b->eof)
-		snprintf(b->why, sizeof(b->why),
-			 "after the last ULPDU: recv %zd (%s), not EOF", r,
-			 r < 0 ? strerror(errno) : "-");
-out:
-	free(got);
-	free(exp);
-	return NULL;
-}
-
 /*
  * impaired: two namespaces, a veth pair with netem on both ends. Four
  * connections at once, one per combination of Markers and CRC; on each,
@@ -423,8 +312,8 @@ out:
 struct imp_conn {
 	bool markers, crc;
 	int i, r;
-	struct f_tx ti, tr;
-	struct f_rx ri, rr;
+	struct t_stream ti, tr;		/* the senders */
+	struct t_stream ri, rr;		/* and the receivers */
 	long t0;
 };
 
@@ -479,29 +368,11 @@ FIXTURE_TEARDOWN(impaired)
 
 /* The receiving end of @t's stream, after the transfer. */
 static void imp_check(struct __test_metadata *_metadata, const char *what,
-		      struct f_tx *t, struct f_rx *b, bool markers)
+		      struct t_stream *t, struct t_stream *b, bool markers)
 {
 	struct mpa_error_info ei;
-	struct mpa_stats st;
 
-	EXPECT_EQ(0, t->err) TH_LOG("%s: send: %s", what, strerror(t->err));
-	EXPECT_STREQ("", b->why) TH_LOG("%s", what);
-	EXPECT_EQ(t->ulpdus, b->ulpdus) TH_LOG("%s", what);
-	EXPECT_EQ(t->octets, b->octets) TH_LOG("%s", what);
-	EXPECT_EQ(t->crc, b->crc) TH_LOG("%s", what);
-	EXPECT_LE(t->total, b->octets) TH_LOG("%s", what);
-	EXPECT_TRUE(b->eof) TH_LOG("%s", what);
-
-	ASSERT_EQ(0, mpa_getstruct(b->fd, MPA_STATS, &st, sizeof(st)));
-	EXPECT_EQ(b->ulpdus, st.rx_fpdus) TH_LOG("%s", what);
-	EXPECT_EQ(b->octets, st.rx_octets) TH_LOG("%s", what);
-	EXPECT_EQ(0, st.crc_errors) TH_LOG("%s", what);
-	EXPECT_EQ(0, st.marker_errors) TH_LOG("%s", what);
-	if (markers) {
-		EXPECT_LT(b->octets / 512, st.rx_markers) TH_LOG("%s", what);
-	} else {
-		EXPECT_EQ(0, st.rx_markers) TH_LOG("%s", what);
-	}
+	t_stream_check(_metadata, what, t, b, markers);
 	/* The peer's FIN at an FPDU boundary is the only "error" (code 1). */
 	ASSERT_EQ(0, mpa_getstruct(b->fd, MPA_ERROR, &ei, sizeof(ei)));
 	EXPECT_TRUE(ei.code == MPA_ERR_NONE ||
@@ -511,7 +382,6 @@ static void imp_check(struct __test_metadata *_metadata, const char *what,
 		       ei.reason);
 	EXPECT_EQ(0, ei.errnum) TH_LOG("%s", what);
 }
-
 /* Wait until TCP is done with @fd (both FINs acknowledged): 0 or -1. */
 static int imp_wait_closed(int fd, int ms)
 {
@@ -528,15 +398,6 @@ static int imp_wait_closed(int fd, int ms)
 		/* no event tells: look again shortly */
 		poll(NULL, 0, 10);
 	}
-}
-
-static void *imp_rx_run(void *arg)
-{
-	struct f_rx *b = arg;
-
-	f_rx_run(b);
-	b->done_ms = t_now_ms();
-	return NULL;
 }
 
 TEST_F_TIMEOUT(impaired, markers_x_crc_both_ways, 300)
@@ -559,24 +420,26 @@ TEST_F_TIMEOUT(impaired, markers_x_crc_both_ways, 300)
 		ASSERT_EQ(0, f_flags_are(c->r, c->markers, c->crc));
 		ASSERT_EQ(0, f_timeouts(c->i, F_WAIT));
 		ASSERT_EQ(0, f_timeouts(c->r, F_WAIT));
-		c->ti = (struct f_tx){ .fd = c->i, .seed = 0x1a770 + k,
-				       .total = IMP_TOTAL };
-		c->tr = (struct f_tx){ .fd = c->r, .seed = 0x2b880 + k,
-				       .total = IMP_TOTAL };
-		c->rr = (struct f_rx){ .fd = c->r, .seed = c->ti.seed,
-				       .total = IMP_TOTAL };
-		c->ri = (struct f_rx){ .fd = c->i, .seed = c->tr.seed,
-				       .total = IMP_TOTAL };
+		c->ti = (struct t_stream){ .fd = c->i, .seed = 0x1a770 + k,
+					   .total = IMP_TOTAL };
+		c->tr = (struct t_stream){ .fd = c->r, .seed = 0x2b880 + k,
+					   .total = IMP_TOTAL };
+		c->rr = (struct t_stream){ .fd = c->r, .seed = c->ti.seed,
+					   .total = IMP_TOTAL };
+		c->ri = (struct t_stream){ .fd = c->i, .seed = c->tr.seed,
+					   .total = IMP_TOTAL };
 	}
 	for (k = 0; k < IMP_CONNS; k++) {
 		c = &self->c[k];
 		c->t0 = t_now_ms();
-		ASSERT_EQ(0, pthread_create(&c->rr.thr, NULL, imp_rx_run,
+		ASSERT_EQ(0, pthread_create(&c->rr.thr, NULL, t_stream_rx,
 					    &c->rr));
-		ASSERT_EQ(0, pthread_create(&c->ri.thr, NULL, imp_rx_run,
+		ASSERT_EQ(0, pthread_create(&c->ri.thr, NULL, t_stream_rx,
 					    &c->ri));
-		ASSERT_EQ(0, pthread_create(&c->tr.thr, NULL, f_tx_run, &c->tr));
-		ASSERT_EQ(0, pthread_create(&c->ti.thr, NULL, f_tx_run, &c->ti));
+		ASSERT_EQ(0, pthread_create(&c->tr.thr, NULL, t_stream_tx,
+					    &c->tr));
+		ASSERT_EQ(0, pthread_create(&c->ti.thr, NULL, t_stream_tx,
+					    &c->ti));
 	}
 	for (k = 0; k < IMP_CONNS; k++) {
 		c = &self->c[k];

@@ -78,21 +78,6 @@ static const size_t sweep[] = {
 
 /* Shell commands, the module */
 
-static int ke_sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	if (st == -1 || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
-
 static bool ke_loaded(void)
 {
 	return !access("/sys/module/mpa_echo", F_OK);
@@ -102,7 +87,7 @@ static int ke_unload(void)
 {
 	if (!ke_loaded())
 		return 0;
-	return ke_sh("rmmod mpa_echo");
+	return t_sh("rmmod mpa_echo");
 }
 
 /* (Re)load mpa_echo on KE_PORT with @args: 0, or modprobe's status. */
@@ -115,8 +100,8 @@ static int ke_load(const char *fmt, ...)
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
 	ke_unload();
-	return ke_sh("modprobe mpa_echo port=%d accept_pd=%s reject_pd=%s request_pd=%s %s",
-		     KE_PORT, KE_ACCEPT_PD, KE_REJECT_PD, KE_INIT_PD, args);
+	return t_sh("modprobe mpa_echo port=%d accept_pd=%s reject_pd=%s request_pd=%s %s",
+		    KE_PORT, KE_ACCEPT_PD, KE_REJECT_PD, KE_INIT_PD, args);
 }
 
 /*
@@ -132,7 +117,7 @@ static void __attribute__((constructor)) ke_init(void)
 {
 	struct mpa_t_policy pol;
 
-	if (ke_sh("modprobe mpa 2>/dev/null") == 0 && !mpa_policy_get(&pol))
+	if (t_sh("modprobe mpa 2>/dev/null") == 0 && !mpa_policy_get(&pol))
 		ke_saved_policy = pol;
 }
 
@@ -1839,7 +1824,7 @@ FIXTURE_SETUP(closing)
 	ASSERT_NE(NULL, f);
 	ASSERT_NE(NULL, fgets(self->lowat, sizeof(self->lowat), f));
 	fclose(f);
-	ASSERT_EQ(0, ke_sh("echo 16384 > " KE_LOWAT_SYSCTL));
+	ASSERT_EQ(0, t_sh("echo 16384 > " KE_LOWAT_SYSCTL));
 }
 
 /* In the parent, whatever happened to the test (self is shared) */
@@ -1975,7 +1960,7 @@ TEST_F_TIMEOUT(closing, queued_unload, 120)
 	TH_LOG("the module's sends stopped: %s", ki.line);
 
 	/* rmmod, in the background: it must not wait for us */
-	ASSERT_EQ(0, ke_sh("rmmod mpa_echo > /dev/null 2>&1 &"));
+	ASSERT_EQ(0, t_sh("rmmod mpa_echo > /dev/null 2>&1 &"));
 	end = t_now_ms() + KE_WAIT;
 	while (ke_loaded() && t_now_ms() < end)
 		t_sleep_ms(20);
@@ -2212,7 +2197,7 @@ TEST_F_TIMEOUT(flood, close_under_flood, 900)
 	ASSERT_EQ(0, n) TH_LOG("mpa still has %ld users", n);
 	ASSERT_EQ(0, syscall(SYS_delete_module, "mpa", O_NONBLOCK))
 		TH_LOG("delete_module: %s", strerror(errno));
-	ASSERT_EQ(0, ke_sh("modprobe mpa"));
+	ASSERT_EQ(0, t_sh("modprobe mpa"));
 	EXPECT_EQ(0, t_mpa_refcnt());
 }
 

@@ -1566,6 +1566,141 @@ static inline int t_inq(int fd)
 /* Room for any ULPDU a recv() may return, and then some. */
 #define T_ULPDU_BUF	(MPA_MAX_ULPDU + 4096)
 
+/*
+ * Seeded ULPDU streams: ULPDU k of the stream @seed is t_fill(seed + k),
+ * its size the next of the t_rand64() sequence from @seed, 1 to
+ * MPA_MAX_ULPDU octets. A stream ends after at least @total octets, with
+ * a FIN. One struct t_stream for each end, sender and receiver.
+ */
+struct t_stream {
+	pthread_t thr;
+	int fd;
+	uint64_t seed, total;
+	uint64_t ulpdus, octets;
+	uint32_t crc;		/* CRC32c register over what went through */
+	int err;		/* sender: errno of a failed send or shutdown */
+	bool eof;		/* receiver: EOF right after the last ULPDU */
+	char why[256];		/* receiver: the first problem, "" if none */
+	long done_ms;		/* receiver: t_now_ms() when it finished */
+};
+
+static inline size_t t_stream_size(uint64_t *s)
+{
+	return 1 + t_rand64(s) % MPA_MAX_ULPDU;
+}
+
+/* The sender: the stream on @t->fd, then shutdown(SHUT_WR). */
+static inline void *t_stream_tx(void *arg)
+{
+	uint8_t *buf = malloc(MPA_MAX_ULPDU);
+	struct t_stream *t = arg;
+	uint64_t s = t->seed;
+	size_t len;
+	ssize_t r;
+
+	t->crc = ~0u;
+	while (buf && t->octets < t->total) {
+		len = t_stream_size(&s);
+		t_fill(buf, len, t->seed + t->ulpdus);
+		r = send(t->fd, buf, len, MSG_NOSIGNAL);
+		if (r != (ssize_t)len) {
+			t->err = r < 0 ? errno : EMSGSIZE;
+			break;
+		}
+		t->crc = t_crc32c_update(t->crc, buf, len);
+		t->ulpdus++;
+		t->octets += len;
+	}
+	if (!buf)
+		t->err = ENOMEM;
+	if (shutdown(t->fd, SHUT_WR) && !t->err)
+		t->err = errno;
+	free(buf);
+	return NULL;
+}
+
+/* The receiver: every ULPDU whole and as sent (MSG_EOR), then EOF. */
+static inline void *t_stream_rx(void *arg)
+{
+	uint8_t *got = malloc(T_ULPDU_BUF), *exp = malloc(MPA_MAX_ULPDU);
+	struct t_stream *b = arg;
+	uint64_t s = b->seed;
+	size_t len;
+	ssize_t r;
+	int fl;
+
+	b->crc = ~0u;
+	if (!got || !exp) {
+		snprintf(b->why, sizeof(b->why), "no memory");
+		goto out;
+	}
+	while (b->octets < b->total) {
+		len = t_stream_size(&s);
+		r = t_recv_flags(b->fd, got, T_ULPDU_BUF, 0, &fl);
+		if (r != (ssize_t)len || !(fl & MSG_EOR)) {
+			snprintf(b->why, sizeof(b->why),
+				 "ULPDU %llu at octet %llu: recv %zd (%s), flags 0x%x; want %zu with MSG_EOR",
+				 (unsigned long long)b->ulpdus,
+				 (unsigned long long)b->octets, r,
+				 r < 0 ? strerror(errno) : "-", fl, len);
+			goto out;
+		}
+		t_fill(exp, len, b->seed + b->ulpdus);
+		if (memcmp(exp, got, len)) {
+			snprintf(b->why, sizeof(b->why),
+				 "ULPDU %llu (%zu octets) differs",
+				 (unsigned long long)b->ulpdus, len);
+			goto out;
+		}
+		b->crc = t_crc32c_update(b->crc, got, len);
+		b->ulpdus++;
+		b->octets += len;
+	}
+	r = recv(b->fd, got, T_ULPDU_BUF, 0);
+	b->eof = r == 0;
+	if (!b->eof)
+		snprintf(b->why, sizeof(b->why),
+			 "after the last ULPDU: recv %zd (%s), not EOF", r,
+			 r < 0 ? strerror(errno) : "-");
+out:
+	b->done_ms = t_now_ms();
+	free(got);
+	free(exp);
+	return NULL;
+}
+
+/*
+ * The receiver @rx got all the sender @tx sent, the whole stream and
+ * then EOF, and its MPA_STATS count just that, with no CRC or Marker
+ * error; with @markers, at least one Marker every 512 octets, else none.
+ * @what for the log.
+ */
+static inline void t_stream_check(struct __test_metadata *_metadata,
+				  const char *what, const struct t_stream *tx,
+				  const struct t_stream *rx, bool markers)
+{
+	struct mpa_stats st;
+
+	EXPECT_EQ(0, tx->err) TH_LOG("%s: send: %s", what, strerror(tx->err));
+	EXPECT_STREQ("", rx->why) TH_LOG("%s", what);
+	EXPECT_EQ(tx->ulpdus, rx->ulpdus) TH_LOG("%s", what);
+	EXPECT_EQ(tx->octets, rx->octets) TH_LOG("%s", what);
+	EXPECT_EQ(tx->crc, rx->crc) TH_LOG("%s", what);
+	EXPECT_LE(rx->total, rx->octets) TH_LOG("%s", what);
+	EXPECT_TRUE(rx->eof) TH_LOG("%s", what);
+
+	t_get_stats(_metadata, rx->fd, &st);
+	EXPECT_EQ(rx->ulpdus, st.rx_fpdus) TH_LOG("%s", what);
+	EXPECT_EQ(rx->octets, st.rx_octets) TH_LOG("%s", what);
+	EXPECT_EQ(0, st.crc_errors) TH_LOG("%s", what);
+	EXPECT_EQ(0, st.marker_errors) TH_LOG("%s", what);
+	if (markers) {
+		EXPECT_LT(rx->octets / 512, st.rx_markers) TH_LOG("%s", what);
+	} else {
+		EXPECT_EQ(0, st.rx_markers) TH_LOG("%s", what);
+	}
+}
+
 /* A sender thread: @n ULPDUs of @sizes, ULPDU k filled by t_fill(seed + k). */
 struct t_tx {
 	pthread_t thr;
@@ -1749,6 +1884,34 @@ static inline size_t t_boundary_plan(struct __test_metadata *_metadata,
 		}
 	}
 	return n;
+}
+
+#include <stdarg.h>
+#include <sys/wait.h>
+
+/*
+ * Run the shell command @fmt: its exit status, or -1 when it did not run
+ * or did not exit. t_vsh() leaves the command in @cmd, for the log.
+ */
+static inline int t_vsh(char *cmd, size_t size, const char *fmt, va_list ap)
+{
+	int st;
+
+	vsnprintf(cmd, size, fmt, ap);
+	st = system(cmd);
+	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+static inline __printf(1, 2) int t_sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	st = t_vsh(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return st;
 }
 
 /* mpa's reference count, or -1 when it is not loaded. */
