@@ -95,23 +95,53 @@ static void t_request(struct __test_metadata *_metadata, uint8_t *got,
 		opts[2] = mpa_get(m, MPA_PERMISSIVE);
 		opts[3] = mpa_get(m, MPA_TIMEOUT);
 	}
-	ASSERT_EQ(0, t_nonblock(m));
-	ASSERT_EQ(-1, mpa_start(m));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, m);
 	ASSERT_EQ(len, t_read(raw, got, len, T_WAIT));
 	EXPECT_TRUE(t_quiet(raw, m));
 	mpa_close_abort(m);
 	close(raw);
 }
 
-/* The Request a new Initiator sends is exactly @exp (@len octets). */
+/*
+ * The Request a new Initiator sends is exactly @exp (@len octets); @opts
+ * as for t_request().
+ */
 static void t_expect_request(struct __test_metadata *_metadata,
-			     const uint8_t *exp, size_t len)
+			     const uint8_t *exp, size_t len, long *opts)
 {
 	uint8_t got[T_FRAME_MAX];
 
-	t_request(_metadata, got, len, NULL);
+	t_request(_metadata, got, len, opts);
 	EXPECT_BYTES(exp, got, len);
+}
+/* A new Initiator (MPA_TIMEOUT T_TIMEOUT) and its raw peer. */
+static void t_initiator(struct __test_metadata *_metadata, int family,
+			int *m, int *raw)
+{
+	ASSERT_EQ(0, mpa_tcp_pair(family, m, raw));
+	ASSERT_EQ(0, mpa_config(*m, MPA_ROLE_INITIATOR, T_TIMEOUT));
+}
+
+/* MPA_CRC=0 needs the permission @m does not have: CRCs stay on. */
+static void t_crc_off_refused(struct __test_metadata *_metadata, int m)
+{
+	EXPECT_EQ(-1, mpa_set(m, MPA_CRC, 0));
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(1, mpa_get(m, MPA_CRC));
+}
+
+/*
+ * The Initiator @m, configured, starts: its Request to @raw is exactly a
+ * Rev 1 header with @flags.
+ */
+static void t_sends_request(struct __test_metadata *_metadata, int m, int raw,
+			    uint8_t flags)
+{
+	uint8_t exp[T_HDR];
+
+	t_start_nonblock(_metadata, m);
+	t_frame(exp, false, flags, 1, NULL, 0);
+	t_expect_read(_metadata, raw, exp, T_HDR, T_WAIT);
 }
 
 /* A Responder (role only set: the rest from the policy), its raw peer. */
@@ -149,7 +179,6 @@ static void t_accepted(struct __test_metadata *_metadata, int m, int raw,
 		       const uint8_t *req, size_t len, const uint8_t *rep,
 		       size_t rep_len, int rev)
 {
-	uint8_t got[T_FRAME_MAX];
 	struct mpa_frame_info fi;
 	struct mpa_result res;
 
@@ -158,8 +187,7 @@ static void t_accepted(struct __test_metadata *_metadata, int m, int raw,
 	ASSERT_EQ(0, mpa_getstruct(m, MPA_PEER_FRAME, &fi, sizeof(fi)));
 	EXPECT_EQ(rev, fi.revision);
 	ASSERT_EQ(0, mpa_answer(m, MPA_ACCEPT, NULL, 0));
-	ASSERT_EQ(rep_len, t_read(raw, got, rep_len, T_WAIT));
-	EXPECT_BYTES(rep, got, rep_len);
+	t_expect_read(_metadata, raw, rep, rep_len, T_WAIT);
 	EXPECT_MPA_STATE(m, MPA_STATE_FULL);
 	ASSERT_EQ(0, mpa_getstruct(m, MPA_RESULT, &res, sizeof(res)));
 	EXPECT_EQ(rev, res.revision);
@@ -479,44 +507,25 @@ TEST_F(policy, markers_default)
 	struct mpa_t_policy p = t_new_netns;
 	uint8_t exp[T_HDR];
 	long opts[4];
+	int m, raw;
 
 	p.markers = 1;
 	ASSERT_POLICY_SET(&p);
 	t_frame(exp, false, T_M | T_C, 1, NULL, 0);
-	{
-		uint8_t got[T_HDR];
-
-		t_request(_metadata, got, T_HDR, opts);
-		EXPECT_EQ(1, opts[0]);
-		EXPECT_BYTES(exp, got, T_HDR);
-	}
+	t_expect_request(_metadata, exp, T_HDR, opts);
+	EXPECT_EQ(1, opts[0]);
 
 	/* The socket's own MPA_MARKERS still decides. */
-	{
-		uint8_t got[T_HDR];
-		int m, raw;
-
-		ASSERT_EQ(0, mpa_tcp_pair(AF_INET6, &m, &raw));
-		ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
-		ASSERT_EQ(0, mpa_set(m, MPA_MARKERS, 0));
-		ASSERT_EQ(0, t_nonblock(m));
-		ASSERT_EQ(-1, mpa_start(m));
-		ASSERT_EQ(EINPROGRESS, errno);
-		ASSERT_EQ(T_HDR, t_read(raw, got, T_HDR, T_WAIT));
-		EXPECT_EQ(T_C, got[16]);
-		close(m);
-		close(raw);
-	}
+	t_initiator(_metadata, AF_INET6, &m, &raw);
+	ASSERT_EQ(0, mpa_set(m, MPA_MARKERS, 0));
+	t_sends_request(_metadata, m, raw, T_C);
+	close(m);
+	close(raw);
 
 	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_MARKERS, 0));
 	t_frame(exp, false, T_C, 1, NULL, 0);
-	{
-		uint8_t got[T_HDR];
-
-		t_request(_metadata, got, T_HDR, opts);
-		EXPECT_EQ(0, opts[0]);
-		EXPECT_BYTES(exp, got, T_HDR);
-	}
+	t_expect_request(_metadata, exp, T_HDR, opts);
+	EXPECT_EQ(0, opts[0]);
 }
 
 /* markers also makes a Responder ask for them: M=1 in its Reply. */
@@ -545,7 +554,7 @@ TEST_F(policy, markers_default_responder)
 TEST_F(policy, initiator_rev)
 {
 	struct mpa_t_policy p = t_new_netns;
-	uint8_t exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	uint8_t exp[T_FRAME_MAX];
 	size_t n;
 	long opts[4];
 
@@ -554,15 +563,13 @@ TEST_F(policy, initiator_rev)
 	/* enhanced: E=1 and the IRD/ORD block (16, 16, no peer-to-peer) */
 	n = t_rev_frame(exp, false, 2);
 	ASSERT_EQ(T_HDR + 4, n);
-	t_request(_metadata, got, n, opts);
+	t_expect_request(_metadata, exp, n, opts);
 	EXPECT_EQ(2, opts[1]);
-	EXPECT_BYTES(exp, got, n);
 
 	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_INITIATOR_REV, 1));
 	n = t_rev_frame(exp, false, 1);
-	t_request(_metadata, got, n, opts);
+	t_expect_request(_metadata, exp, n, opts);
 	EXPECT_EQ(1, opts[1]);
-	EXPECT_BYTES(exp, got, n);
 }
 
 /*
@@ -581,9 +588,7 @@ TEST_F(policy, initiator_rev_2_exchange)
 	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &i, &r));
 	ASSERT_EQ(0, mpa_config(i, MPA_ROLE_INITIATOR, 0));
 	ASSERT_EQ(0, mpa_config(r, MPA_ROLE_RESPONDER, 0));
-	ASSERT_EQ(0, t_nonblock(i));
-	ASSERT_EQ(-1, mpa_start(i));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, i);
 	ASSERT_START(r);
 	ASSERT_EQ(0, mpa_answer(r, MPA_ACCEPT, NULL, 0));
 	ASSERT_LE(0, t_wait_startup(i, T_WAIT));
@@ -680,7 +685,7 @@ TEST_F(revs, request)
 /* Rev 0 stays the permissive item's, whatever responder-revs says. */
 TEST_F(revs, rev0_follows_permissive)
 {
-	uint8_t req[T_HDR], rep[T_HDR], got[T_HDR];
+	uint8_t req[T_HDR], rep[T_HDR];
 	char c;
 
 	t_frame(req, false, T_M | T_C, 0, NULL, 0);
@@ -690,8 +695,7 @@ TEST_F(revs, rev0_follows_permissive)
 	EXPECT_EQ(EPROTO, errno);
 	EXPECT_MPA_ERROR(self->m, MPA_ERR_STARTUP, MPA_REASON_REV0, EPROTO);
 	t_frame(rep, true, T_C, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_read(self->raw, got, T_HDR, T_WAIT));
-	EXPECT_BYTES(rep, got, T_HDR);
+	t_expect_read(_metadata, self->raw, rep, T_HDR, T_WAIT);
 	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
 	EXPECT_GE(0, recv(self->m, &c, 1, MSG_DONTWAIT));
 	close(self->m);
@@ -730,6 +734,16 @@ TEST_F(policy, permissive_default)
 	EXPECT_EQ(0, opts[2]);
 }
 
+/* A Responder under timeout-ms T_SHORT: its MPA_TIMEOUT is that. */
+static void t_short_responder(struct __test_metadata *_metadata, int *m,
+			      int *raw)
+{
+	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_TIMEOUT_MS, T_SHORT));
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, raw, m));
+	ASSERT_EQ(0, mpa_config(*m, MPA_ROLE_RESPONDER, 0));
+	EXPECT_EQ(T_SHORT, mpa_get(*m, MPA_TIMEOUT));
+}
+
 /* timeout-ms: the default MPA_TIMEOUT, and the timer runs by it. */
 TEST_F(policy, timeout_default)
 {
@@ -743,10 +757,7 @@ TEST_F(policy, timeout_default)
 	t_request(_metadata, req, T_HDR, opts);
 	EXPECT_EQ(1234, opts[3]);
 
-	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_TIMEOUT_MS, T_SHORT));
-	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &raw, &m));
-	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, 0));
-	EXPECT_EQ(T_SHORT, mpa_get(m, MPA_TIMEOUT));
+	t_short_responder(_metadata, &m, &raw);
 	t0 = t_now_ms();
 	EXPECT_EQ(-1, mpa_start(m));
 	EXPECT_EQ(ETIMEDOUT, errno);
@@ -770,15 +781,10 @@ TEST_F(policy, timeout_zero_no_limit)
 	uint8_t req[T_HDR], rep[T_HDR];
 	int m, raw;
 
-	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_TIMEOUT_MS, T_SHORT));
-	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &raw, &m));
-	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, 0));
-	EXPECT_EQ(T_SHORT, mpa_get(m, MPA_TIMEOUT));
+	t_short_responder(_metadata, &m, &raw);
 	ASSERT_EQ(0, mpa_set(m, MPA_TIMEOUT, 0));
 	EXPECT_EQ(0, mpa_get(m, MPA_TIMEOUT));
-	ASSERT_EQ(0, t_nonblock(m));
-	ASSERT_EQ(-1, mpa_start(m));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, m);
 	t_sleep_ms(4 * T_SHORT);
 	EXPECT_EQ(MPA_STATE_AWAIT_REQUEST, mpa_state(m));
 	t_frame(req, false, T_C, 1, NULL, 0);
@@ -803,37 +809,28 @@ TEST_F(policy, timeout_zero_no_limit)
 TEST_F(policy, crc_off_allowed)
 {
 	struct mpa_t_policy p = t_new_netns;
-	uint8_t exp[T_HDR], got[T_HDR];
+	uint8_t exp[T_HDR];
 	int m, raw;
 
 	ASSERT_POLICY_SET(&p);
-	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &m, &raw));
-	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	t_initiator(_metadata, AF_INET, &m, &raw);
 	EXPECT_EQ(1, mpa_get(m, MPA_CRC));
-	EXPECT_EQ(-1, mpa_set(m, MPA_CRC, 0));
-	EXPECT_EQ(EPERM, errno);
-	EXPECT_EQ(1, mpa_get(m, MPA_CRC));
+	t_crc_off_refused(_metadata, m);
 	close(m);
 	close(raw);
 
 	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
-	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &m, &raw));
-	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	t_initiator(_metadata, AF_INET, &m, &raw);
 	EXPECT_EQ(1, mpa_get(m, MPA_CRC));
 	ASSERT_EQ(0, mpa_set(m, MPA_CRC, 0));
 	EXPECT_EQ(0, mpa_get(m, MPA_CRC));
-	ASSERT_EQ(0, t_nonblock(m));
-	ASSERT_EQ(-1, mpa_start(m));
-	ASSERT_EQ(EINPROGRESS, errno);
-	ASSERT_EQ(T_HDR, t_read(raw, got, T_HDR, T_WAIT));
-	t_frame(exp, false, 0, 1, NULL, 0);
-	EXPECT_BYTES(exp, got, T_HDR);
+	t_sends_request(_metadata, m, raw, 0);
 	close(m);
 	close(raw);
 
 	/* With CRCs asked for by default, a Request still says C=1. */
 	t_frame(exp, false, T_C, 1, NULL, 0);
-	t_expect_request(_metadata, exp, T_HDR);
+	t_expect_request(_metadata, exp, T_HDR, NULL);
 }
 
 /*
@@ -870,12 +867,9 @@ TEST_F(policy, attached_keep_their_policy)
 	EXPECT_EQ(5000, mpa_get(r, MPA_TIMEOUT));
 
 	/* the Initiator sends what it was attached with: Rev 1, M=0 */
-	ASSERT_EQ(0, t_nonblock(i));
-	ASSERT_EQ(-1, mpa_start(i));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, i);
 	n = t_rev_frame(req, false, 1);
-	ASSERT_EQ(n, t_read(raw_r, got, n, T_WAIT));
-	EXPECT_BYTES(req, got, n);
+	t_expect_read(_metadata, raw_r, req, n, T_WAIT);
 
 	/* the Responder still takes Rev 2, answering M=0 */
 	n = t_rev_frame(req, false, 2);
@@ -909,28 +903,19 @@ TEST_F(policy, attached_keep_their_policy)
 TEST_F(policy, crc_off_kept_after_withdrawal)
 {
 	struct mpa_t_policy p = t_new_netns;
-	uint8_t exp[T_HDR], got[T_HDR];
 	int m, raw, m2, raw2;
 
 	p.crc_off_allowed = 1;
 	ASSERT_POLICY_SET(&p);
-	ASSERT_EQ(0, mpa_tcp_pair(AF_INET6, &m, &raw));
-	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	t_initiator(_metadata, AF_INET6, &m, &raw);
 	ASSERT_EQ(0, mpa_set(m, MPA_CRC, 0));
 	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 0));
 
-	ASSERT_EQ(0, mpa_tcp_pair(AF_INET6, &m2, &raw2));
-	ASSERT_EQ(0, mpa_config(m2, MPA_ROLE_INITIATOR, T_TIMEOUT));
-	EXPECT_EQ(-1, mpa_set(m2, MPA_CRC, 0));
-	EXPECT_EQ(EPERM, errno);
+	t_initiator(_metadata, AF_INET6, &m2, &raw2);
+	t_crc_off_refused(_metadata, m2);
 
 	EXPECT_EQ(0, mpa_get(m, MPA_CRC));
-	ASSERT_EQ(0, t_nonblock(m));
-	ASSERT_EQ(-1, mpa_start(m));
-	ASSERT_EQ(EINPROGRESS, errno);
-	ASSERT_EQ(T_HDR, t_read(raw, got, T_HDR, T_WAIT));
-	t_frame(exp, false, 0, 1, NULL, 0);
-	EXPECT_BYTES(exp, got, T_HDR);
+	t_sends_request(_metadata, m, raw, 0);
 	close(m);
 	close(raw);
 	close(m2);
