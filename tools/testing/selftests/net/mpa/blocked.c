@@ -394,9 +394,7 @@ FIXTURE_SETUP(blocked)
 		ASSERT_EQ(0, mpa_tcp_pair(variant->family, &c->fd, &c->peer));
 		ASSERT_EQ(0, mpa_config(c->fd, MPA_ROLE_INITIATOR, T_WAIT));
 		ASSERT_EQ(0, mpa_config(c->peer, MPA_ROLE_RESPONDER, T_WAIT));
-		ASSERT_EQ(0, t_nonblock(c->fd));
-		ASSERT_EQ(-1, mpa_start(c->fd));
-		ASSERT_EQ(EINPROGRESS, errno);
+		t_start_nonblock(_metadata, c->fd);
 		ASSERT_START(c->peer);
 		ASSERT_EQ(0, mpa_answer(c->peer, MPA_REJECT, "no", 2));
 		ASSERT_LE(0, t_wait_startup(c->fd, T_WAIT));
@@ -514,9 +512,7 @@ FIXTURE_SETUP(startup)
 	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &c->fd, &c->peer));
 	if (variant->mpa_state == MPA_STATE_AWAIT_REPLY) {
 		ASSERT_EQ(0, mpa_config(c->fd, MPA_ROLE_INITIATOR, 30000));
-		ASSERT_EQ(0, t_nonblock(c->fd));
-		ASSERT_EQ(-1, mpa_start(c->fd));
-		ASSERT_EQ(EINPROGRESS, errno);
+		t_start_nonblock(_metadata, c->fd);
 		ASSERT_EQ(T_HDR, t_read(c->peer, fr, T_HDR, T_WAIT));
 		ASSERT_EQ(0, t_blocking(c->fd));
 	} else {
