@@ -1993,52 +1993,6 @@ TEST_F_TIMEOUT(closing, queued_unload, 120)
 #define F_WORKERS	2
 #define F_FPDUS		8
 
-struct f_flood {
-	pthread_t thr;
-	int fd;
-	int cpu;
-	const uint8_t *data;
-	size_t len;
-	size_t loop;
-	uint64_t seed;
-	size_t sent;
-	bool stop;
-};
-
-static void f_pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
-static void *f_flood_run(void *arg)
-{
-	struct f_flood *f = arg;
-	size_t off = 0, n;
-	ssize_t r;
-
-	f_pin(f->cpu);
-	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
-		if (off == f->len)
-			off = f->loop;
-		n = 1 + t_rand64(&f->seed) % 8192;
-		if (n > f->len - off)
-			n = f->len - off;
-		r = send(f->fd, f->data + off, n, MSG_NOSIGNAL);
-		if (r < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				continue;
-			break;
-		}
-		off += r;
-		__atomic_add_fetch(&f->sent, r, __ATOMIC_RELEASE);
-	}
-	return NULL;
-}
-
 /* The floods: a Request, FPDUs (one bad), good FPDUs again and again */
 static uint8_t *f_data;
 static size_t f_len, f_loop, f_bad_end;
@@ -2083,7 +2037,8 @@ struct f_worker {
 
 static void f_round(struct f_worker *w)
 {
-	struct f_flood f = { .cpu = w->id % 2, .seed = t_rand64(&w->seed) };
+	struct t_flood f = { .cpu = w->id % 2, .seed = t_rand64(&w->seed),
+			     .chunk_max = 8192 };
 	struct timeval tv = { .tv_usec = 200000 };
 	bool junk = t_rand64(&w->seed) % 4 == 0;
 	long end;
@@ -2105,14 +2060,14 @@ static void f_round(struct f_worker *w)
 		f.len = f_len;
 		f.loop = f_loop;
 	}
-	if (pthread_create(&f.thr, NULL, f_flood_run, &f)) {
+	if (pthread_create(&f.thr, NULL, t_flood_run, &f)) {
 		close(f.fd);
 		w->fails++;
 		return;
 	}
 	/* the module closes once it has the junk or the bad FPDU */
 	end = t_now_ms() + KE_WAIT;
-	while (!junk && __atomic_load_n(&f.sent, __ATOMIC_ACQUIRE) < f_bad_end &&
+	while (!junk && t_flood_sent(&f) < f_bad_end &&
 	       t_now_ms() < end)
 		sched_yield();
 	pthread_join(f.thr, NULL);	/* it ends with the reset */
@@ -2129,7 +2084,7 @@ static void *f_worker_run(void *arg)
 	struct f_worker *w = arg;
 	unsigned int k;
 
-	f_pin((w->id + 1) % 2);
+	t_pin((w->id + 1) % 2);
 	for (k = 0; k < w->rounds; k++)
 		f_round(w);
 	return NULL;

@@ -44,63 +44,6 @@ enum t_phase {
 	P_HELD,
 };
 
-/* The flooding peer: writes @data (cyclically from @loop) until told. */
-struct t_flood {
-	pthread_t thr;
-	int fd;
-	int cpu;
-	const uint8_t *data;
-	size_t len;
-	size_t start;		/* where to start */
-	size_t loop;		/* where to go on from at the end (@len: stop) */
-	size_t chunk_max;	/* octets per send(): 1..chunk_max */
-	uint64_t seed;
-	size_t sent;		/* read by the closer */
-	bool stop;
-};
-
-static void t_pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	/* a guest with one CPU runs everything on it */
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
-static void *t_flood_run(void *arg)
-{
-	struct t_flood *f = arg;
-	size_t off = f->start, n;
-	ssize_t r;
-
-	t_pin(f->cpu);
-	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
-		if (off == f->len)
-			off = f->loop;
-		if (off == f->len)
-			break;		/* nothing more to send */
-		n = 1 + t_rand64(&f->seed) % f->chunk_max;
-		if (n > f->len - off)
-			n = f->len - off;
-		r = send(f->fd, f->data + off, n, MSG_NOSIGNAL);
-		if (r < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				continue;
-			break;	/* reset or closed: the round is over */
-		}
-		off += r;
-		__atomic_add_fetch(&f->sent, r, __ATOMIC_RELEASE);
-	}
-	return NULL;
-}
-
-static size_t t_flood_sent(struct t_flood *f)
-{
-	return __atomic_load_n(&f->sent, __ATOMIC_ACQUIRE);
-}
-
 /*
  * Wait until the peer has sent @n octets: 0; 1 if @m failed first (the
  * startup timeout: POLLERR), -1 if the flood stopped.
