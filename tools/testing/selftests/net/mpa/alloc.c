@@ -409,47 +409,22 @@ static size_t al_size(uint64_t *s)
  */
 static int al_pair(bool mi, bool mr, int rcvbuf, int *i, int *r)
 {
-	struct sockaddr_storage addr;
-	socklen_t alen;
-	int lfd;
+	struct t_pair_opts o = { .client_rcvbuf = rcvbuf };
 
-	*i = *r = -1;
-	lfd = mpa_listener(AF_INET, &addr, &alen);
-	if (lfd < 0)
+	if (mpa_tcp_pair_opts(AF_INET, &o, r, i))
 		return -1;
-	*r = socket(AF_INET, SOCK_STREAM, 0);
-	if (*r < 0 || (rcvbuf && setsockopt(*r, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
-					    sizeof(rcvbuf))) ||
-	    connect(*r, (struct sockaddr *)&addr, alen))
-		goto fail;
-	*i = accept(lfd, NULL, NULL);
-	close(lfd);
-	lfd = -1;
-	if (*i < 0 ||
-	    t_mpa_options(*i, MPA_ROLE_INITIATOR, mi, true) ||
-	    t_mpa_options(*r, MPA_ROLE_RESPONDER, mr, true) ||
-	    t_nonblock(*i) || mpa_start(*i) != -1 || errno != EINPROGRESS ||
-	    mpa_start(*r) || mpa_answer(*r, MPA_ACCEPT, NULL, 0) ||
-	    t_wait_startup(*i, AL_WAIT) < 0 || t_blocking(*i) ||
-	    mpa_state(*i) != MPA_STATE_FULL || mpa_state(*r) != MPA_STATE_FULL)
-		goto fail;
-	if (t_set_timeo(*i, SO_SNDTIMEO, AL_WAIT) ||
+	if (t_mpa_establish_ms(*i, *r, mi, mr, true, AL_WAIT) ||
+	    t_set_timeo(*i, SO_SNDTIMEO, AL_WAIT) ||
 	    t_set_timeo(*i, SO_RCVTIMEO, AL_WAIT) ||
 	    t_set_timeo(*r, SO_SNDTIMEO, AL_WAIT) ||
-	    t_set_timeo(*r, SO_RCVTIMEO, AL_WAIT))
-		goto fail;
-	return 0;
-fail:
-	if (lfd >= 0)
-		close(lfd);
-	if (*i >= 0)
+	    t_set_timeo(*r, SO_RCVTIMEO, AL_WAIT)) {
 		close(*i);
-	if (*r >= 0)
 		close(*r);
-	*i = *r = -1;
-	return -1;
+		*i = *r = -1;
+		return -1;
+	}
+	return 0;
 }
-
 /* One direction of a connection: a sender thread and a receiver thread */
 struct al_dir {
 	pthread_t tx, rx;

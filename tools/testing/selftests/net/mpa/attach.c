@@ -169,20 +169,6 @@ TEST(unknown_option_length)
 	close(server);
 }
 
-/* /sys/module/mpa/refcnt, or -1 when the module is not loaded. */
-static int module_refs(void)
-{
-	FILE *f = fopen("/sys/module/mpa/refcnt", "r");
-	int refs = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &refs) != 1)
-		refs = -1;
-	fclose(f);
-	return refs;
-}
-
 static int delete_module(const char *name)
 {
 	return syscall(SYS_delete_module, name, O_NONBLOCK);
@@ -197,15 +183,15 @@ TEST(module_unload)
 {
 	int client, server, refs, i;
 
-	if (module_refs() < 0)
+	if (t_mpa_refcnt() < 0)
 		ASSERT_EQ(0, system("modprobe mpa"));
-	refs = module_refs();
+	refs = t_mpa_refcnt();
 	ASSERT_GE(refs, 0);
 
 	ASSERT_EQ(0, mpa_tcp_pair(AF_INET6, &client, &server));
 	ASSERT_EQ(0, mpa_attach(client));
 	ASSERT_EQ(0, mpa_attach(server));
-	EXPECT_EQ(refs + 2, module_refs());
+	EXPECT_EQ(refs + 2, t_mpa_refcnt());
 	if (refs == 0) {
 		EXPECT_EQ(-1, delete_module("mpa"));
 		EXPECT_EQ(EWOULDBLOCK, errno);
@@ -213,17 +199,17 @@ TEST(module_unload)
 
 	/* An abortive close frees the socket at once ... */
 	mpa_close_abort(client);
-	EXPECT_EQ(refs + 1, module_refs());
+	EXPECT_EQ(refs + 1, t_mpa_refcnt());
 	/* ... a graceful one when the FIN handshake is over. */
 	close(server);
-	for (i = 0; i < 250 && module_refs() != refs; i++)
+	for (i = 0; i < 250 && t_mpa_refcnt() != refs; i++)
 		usleep(20000);
-	EXPECT_EQ(refs, module_refs());
+	EXPECT_EQ(refs, t_mpa_refcnt());
 
 	if (refs != 0)
 		SKIP(return, "other users hold mpa (refcnt %d): not unloading", refs);
 	ASSERT_EQ(0, delete_module("mpa"));
-	EXPECT_EQ(-1, module_refs());
+	EXPECT_EQ(-1, t_mpa_refcnt());
 
 	/* Loaded again (as TCP_ULP's autoload would), it attaches again. */
 	ASSERT_EQ(0, system("modprobe mpa"));

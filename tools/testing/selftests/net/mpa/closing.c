@@ -116,44 +116,18 @@ FIXTURE_VARIANT_ADD(stuck, v4_sndbuf)
  */
 static int stuck_pair(int family, int rcvbuf, bool markers, int *i, int *r)
 {
-	struct sockaddr_storage addr;
-	socklen_t len;
-	int lfd;
+	struct t_pair_opts o = { .rcvbuf = rcvbuf };
 
-	*i = *r = -1;
-	lfd = mpa_listener(family, &addr, &len);
-	if (lfd < 0)
+	if (mpa_tcp_pair_opts(family, &o, i, r))
 		return -1;
-	if (setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)))
-		goto fail;
-	*i = socket(family, SOCK_STREAM, 0);
-	if (*i < 0 || connect(*i, (struct sockaddr *)&addr, len))
-		goto fail;
-	*r = accept(lfd, NULL, NULL);
-	if (*r < 0)
-		goto fail;
-	close(lfd);
-	lfd = -1;
-	if (t_mpa_options(*i, MPA_ROLE_INITIATOR, markers, true) ||
-	    t_mpa_options(*r, MPA_ROLE_RESPONDER, markers, true) ||
-	    t_nonblock(*i) || mpa_start(*i) != -1 || errno != EINPROGRESS ||
-	    mpa_start(*r) || mpa_answer(*r, MPA_ACCEPT, NULL, 0) ||
-	    t_wait_startup(*i, T_WAIT) < 0 || t_blocking(*i) ||
-	    mpa_state(*i) != MPA_STATE_FULL)
-		goto fail;
-	return 0;
-fail:
-	fprintf(stderr, "# stuck_pair: %s\n", strerror(errno));
-	if (lfd >= 0)
-		close(lfd);
-	if (*i >= 0)
+	if (t_mpa_establish_ms(*i, *r, markers, markers, true, T_WAIT)) {
 		close(*i);
-	if (*r >= 0)
 		close(*r);
-	*i = *r = -1;
-	return -1;
+		*i = *r = -1;
+		return -1;
+	}
+	return 0;
 }
-
 FIXTURE_SETUP(stuck)
 {
 	int sndbuf = 16384, lowat = T_LOWAT;

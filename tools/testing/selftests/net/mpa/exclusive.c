@@ -29,20 +29,6 @@ static int map_delete(int map, __u32 key)
 	return t_bpf(BPF_MAP_DELETE_ELEM, &a);
 }
 
-/* /sys/module/mpa/refcnt, or -1 */
-static int module_refs(void)
-{
-	FILE *f = fopen("/sys/module/mpa/refcnt", "r");
-	int refs = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &refs) != 1)
-		refs = -1;
-	fclose(f);
-	return refs;
-}
-
 static void ulp_name(struct __test_metadata *_metadata, int fd, char *name,
 		     socklen_t size)
 {
@@ -53,39 +39,34 @@ static void ulp_name(struct __test_metadata *_metadata, int fd, char *name,
 }
 
 /* One ULPDU each way between an MPA pair in Full Operation. */
-static void ulpdu_both_ways(struct __test_metadata *_metadata, int i, int r,
-			    const char *what)
+static void ulpdu_one_way(struct __test_metadata *_metadata, int from,
+			  int to, const char *ulpdu, const char *what)
 {
+	size_t len = strlen(ulpdu);
 	char buf[64];
 	ssize_t n;
 	int flags;
 
-	/* The Initiator first: a Responder's sends wait for it (R-7.1.2-15) */
-	ASSERT_EQ(6, send(i, "ulpdu1", 6, MSG_NOSIGNAL)) TH_LOG("%s", what);
-	ASSERT_EQ(POLLIN, t_poll(r, POLLIN, T_WAIT) & POLLIN) TH_LOG("%s", what);
-	n = t_recv_flags(r, buf, sizeof(buf), MSG_DONTWAIT, &flags);
-	EXPECT_EQ(6, n) TH_LOG("%s", what);
-	EXPECT_BYTES("ulpdu1", buf, 6);
-	EXPECT_TRUE(flags & MSG_EOR);
-	ASSERT_EQ(6, send(r, "ulpdu2", 6, MSG_NOSIGNAL)) TH_LOG("%s", what);
-	ASSERT_EQ(POLLIN, t_poll(i, POLLIN, T_WAIT) & POLLIN) TH_LOG("%s", what);
-	n = t_recv_flags(i, buf, sizeof(buf), MSG_DONTWAIT, &flags);
-	EXPECT_EQ(6, n) TH_LOG("%s", what);
-	EXPECT_BYTES("ulpdu2", buf, 6);
+	ASSERT_EQ(len, send(from, ulpdu, len, MSG_NOSIGNAL)) TH_LOG("%s", what);
+	ASSERT_EQ(POLLIN, t_poll(to, POLLIN, T_WAIT) & POLLIN) TH_LOG("%s", what);
+	n = t_recv_flags(to, buf, sizeof(buf), MSG_DONTWAIT, &flags);
+	EXPECT_EQ(len, n) TH_LOG("%s", what);
+	EXPECT_BYTES(ulpdu, buf, len);
 	EXPECT_TRUE(flags & MSG_EOR);
 }
 
+static void ulpdu_both_ways(struct __test_metadata *_metadata, int i, int r,
+			    const char *what)
+{
+	/* The Initiator first: a Responder's sends wait for it (R-7.1.2-15) */
+	ulpdu_one_way(_metadata, i, r, "ulpdu1", what);
+	ulpdu_one_way(_metadata, r, i, "ulpdu2", what);
+}
 /* Plain stream octets both ways: the socket is plain TCP still. */
 static void plain_both_ways(struct __test_metadata *_metadata, int a, int b)
 {
-	char buf[8];
-
-	ASSERT_EQ(5, send(a, "plain", 5, MSG_NOSIGNAL));
-	EXPECT_EQ(5, t_read(b, buf, 5, T_WAIT));
-	EXPECT_BYTES("plain", buf, 5);
-	ASSERT_EQ(4, send(b, "back", 4, MSG_NOSIGNAL));
-	EXPECT_EQ(4, t_read(a, buf, 4, T_WAIT));
-	EXPECT_BYTES("back", buf, 4);
+	t_flow(_metadata, a, b, "plain", 5, T_WAIT);
+	t_flow(_metadata, b, a, "back", 4, T_WAIT);
 }
 
 /*
@@ -96,9 +77,7 @@ static void start_pair(struct __test_metadata *_metadata, int i, int r)
 {
 	ASSERT_EQ(0, mpa_set(i, MPA_ROLE, MPA_ROLE_INITIATOR));
 	ASSERT_EQ(0, mpa_set(r, MPA_ROLE, MPA_ROLE_RESPONDER));
-	ASSERT_EQ(0, t_nonblock(i));
-	ASSERT_EQ(-1, mpa_start(i));
-	ASSERT_EQ(EINPROGRESS, errno);
+	t_start_nonblock(_metadata, i);
 	ASSERT_START(r);
 	ASSERT_EQ(0, mpa_answer(r, MPA_ACCEPT, NULL, 0));
 	ASSERT_LE(0, t_wait_startup(i, T_WAIT));
@@ -110,7 +89,7 @@ static void start_pair(struct __test_metadata *_metadata, int i, int r)
 /* Attaching @fd must fail with EBUSY and leave no trace. */
 static void refused(struct __test_metadata *_metadata, int fd)
 {
-	int refs = module_refs();
+	long refs = t_mpa_refcnt();
 	char name[16];
 
 	ASSERT_LE(0, refs);
@@ -119,7 +98,7 @@ static void refused(struct __test_metadata *_metadata, int fd)
 	ulp_name(_metadata, fd, name, sizeof(name));
 	EXPECT_STREQ("", name);
 	/* a refused init gives its module reference back at once */
-	EXPECT_EQ(refs, module_refs());
+	EXPECT_EQ(refs, t_mpa_refcnt());
 	/* nothing to configure: SOL_MPA is not there */
 	EXPECT_EQ(-1, mpa_set(fd, MPA_ROLE, MPA_ROLE_INITIATOR));
 }

@@ -76,12 +76,22 @@ static inline void mpa_close_abort(int fd)
 	close(fd);
 }
 
-/*
- * A connected pair over loopback: *client and *server, or -1. With @mss,
- * both ends had TCP_MAXSEG @mss before the handshake.
- */
-static inline int mpa_tcp_pair_mss(int family, int mss, int *client,
-				   int *server)
+/* What a loopback pair has set before its handshake; 0: TCP's default. */
+struct t_pair_opts {
+	int mss;		/* TCP_MAXSEG, both ends */
+	int rcvbuf;		/* SO_RCVBUF of the accepted end (the server) */
+	int client_rcvbuf;	/* SO_RCVBUF of the client */
+	bool client_nodelay;	/* TCP_NODELAY on the client */
+};
+
+static inline int t_setint(int fd, int level, int opt, int val)
+{
+	return setsockopt(fd, level, opt, &val, sizeof(val));
+}
+
+/* A connected pair over loopback with @o: *client and *server, or -1. */
+static inline int mpa_tcp_pair_opts(int family, const struct t_pair_opts *o,
+				    int *client, int *server)
 {
 	struct sockaddr_storage addr;
 	socklen_t len;
@@ -91,11 +101,15 @@ static inline int mpa_tcp_pair_mss(int family, int mss, int *client,
 	lfd = mpa_listener(family, &addr, &len);
 	if (lfd < 0)
 		return -1;
-	if (mss && setsockopt(lfd, SOL_TCP, TCP_MAXSEG, &mss, sizeof(mss)))
+	if ((o->mss && t_setint(lfd, SOL_TCP, TCP_MAXSEG, o->mss)) ||
+	    (o->rcvbuf && t_setint(lfd, SOL_SOCKET, SO_RCVBUF, o->rcvbuf)))
 		goto fail;
 	*client = socket(family, SOCK_STREAM, 0);
 	if (*client < 0 ||
-	    (mss && setsockopt(*client, SOL_TCP, TCP_MAXSEG, &mss, sizeof(mss))) ||
+	    (o->mss && t_setint(*client, SOL_TCP, TCP_MAXSEG, o->mss)) ||
+	    (o->client_rcvbuf &&
+	     t_setint(*client, SOL_SOCKET, SO_RCVBUF, o->client_rcvbuf)) ||
+	    (o->client_nodelay && t_setint(*client, SOL_TCP, TCP_NODELAY, 1)) ||
 	    connect(*client, (struct sockaddr *)&addr, len))
 		goto fail;
 	*server = accept(lfd, NULL, NULL);
@@ -109,6 +123,18 @@ fail:
 	*client = -1;
 	close(lfd);
 	return -1;
+}
+
+/*
+ * A connected pair over loopback: *client and *server, or -1. With @mss,
+ * both ends had TCP_MAXSEG @mss before the handshake.
+ */
+static inline int mpa_tcp_pair_mss(int family, int mss, int *client,
+				   int *server)
+{
+	struct t_pair_opts o = { .mss = mss };
+
+	return mpa_tcp_pair_opts(family, &o, client, server);
 }
 
 static inline int mpa_tcp_pair(int family, int *client, int *server)
@@ -1345,11 +1371,12 @@ static inline int t_mpa_options(int fd, int role, bool markers, bool crc)
 /*
  * Take the connected TCP sockets @i (the Initiator) and @r (the Responder)
  * to Full Operation. @init_m and @resp_m: the Markers each wants in what it
- * receives; !@crc: both announce C=0 (crc-off-allowed must be set). 0, or
- * -1 with what failed on stderr (the sockets stay open).
+ * receives; !@crc: both announce C=0 (crc-off-allowed must be set); the
+ * Initiator waits @ms at most (t_mpa_establish(): 10 s). 0, or -1 with
+ * what failed on stderr (the sockets stay open).
  */
-static inline int t_mpa_establish(int i, int r, bool init_m, bool resp_m,
-				  bool crc)
+static inline int t_mpa_establish_ms(int i, int r, bool init_m,
+				     bool resp_m, bool crc, int ms)
 {
 	const char *what;
 
@@ -1367,7 +1394,7 @@ static inline int t_mpa_establish(int i, int r, bool init_m, bool resp_m,
 	if (mpa_answer(r, MPA_ACCEPT, NULL, 0))
 		goto fail;
 	what = "the Initiator's startup";
-	if (t_wait_startup(i, 10000) < 0 || t_blocking(i))
+	if (t_wait_startup(i, ms) < 0 || t_blocking(i))
 		goto fail;
 	what = "Full Operation";
 	if (mpa_state(i) != MPA_STATE_FULL || mpa_state(r) != MPA_STATE_FULL)
@@ -1377,6 +1404,12 @@ fail:
 	fprintf(stderr, "# t_mpa_establish: %s failed: %s; states %ld/%ld\n",
 		what, strerror(errno), mpa_state(i), mpa_state(r));
 	return -1;
+}
+
+static inline int t_mpa_establish(int i, int r, bool init_m, bool resp_m,
+				  bool crc)
+{
+	return t_mpa_establish_ms(i, r, init_m, resp_m, crc, 10000);
 }
 
 /*

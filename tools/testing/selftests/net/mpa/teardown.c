@@ -62,41 +62,6 @@ static int t_flood_wait(struct t_flood *f, int m, size_t n)
 	return 0;
 }
 
-/*
- * A TCP pair over loopback: @raw the client, @m the accepted end, with
- * SO_RCVBUF @rcvbuf (0: TCP's) from before the handshake.
- */
-static int t_pair(int family, int rcvbuf, int *raw, int *m)
-{
-	struct sockaddr_storage addr;
-	socklen_t len;
-	int lfd, one = 1;
-
-	*raw = *m = -1;
-	lfd = mpa_listener(family, &addr, &len);
-	if (lfd < 0)
-		return -1;
-	if (rcvbuf && setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
-				 sizeof(rcvbuf)))
-		goto fail;
-	*raw = socket(family, SOCK_STREAM, 0);
-	if (*raw < 0 ||
-	    setsockopt(*raw, SOL_TCP, TCP_NODELAY, &one, sizeof(one)) ||
-	    connect(*raw, (struct sockaddr *)&addr, len))
-		goto fail;
-	*m = accept(lfd, NULL, NULL);
-	if (*m < 0)
-		goto fail;
-	close(lfd);
-	return 0;
-fail:
-	if (*raw >= 0)
-		close(*raw);
-	*raw = -1;
-	close(lfd);
-	return -1;
-}
-
 /* What the floods send, built once. */
 static uint8_t *t_req_slow;	/* a Request with 512 octets of PD */
 static size_t t_req_slow_len;
@@ -248,14 +213,17 @@ static void t_close(struct t_worker *w, int m)
 static void t_round(struct t_worker *w)
 {
 	struct t_flood f = { .cpu = w->id % 2, .seed = t_rand64(&w->seed) };
-	int rcvbuf = w->phase >= P_FULL_COPY ? 4096 : 32768;
+	struct t_pair_opts o = {
+		.rcvbuf = w->phase >= P_FULL_COPY ? 4096 : 32768,
+		.client_nodelay = true,
+	};
 	struct timeval tv = { .tv_usec = 200000 };
 	struct timeval tv_wait = { .tv_sec = T_WAIT / 1000 };
 	int raw, m, family = w->seed & 1 ? AF_INET6 : AF_INET;
 	size_t want;
 	long st;
 
-	if (t_pair(family, rcvbuf, &raw, &m)) {
+	if (mpa_tcp_pair_opts(family, &o, &raw, &m)) {
 		T_FAIL(w, "no TCP pair: %s", strerror(errno));
 		return;
 	}
