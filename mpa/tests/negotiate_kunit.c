@@ -74,6 +74,28 @@ static bool exchange_closed(const struct exchange *x)
 	       x->init.action == MPA_NEG_CLOSE;
 }
 
+/* A zeroed exchange for @test, and both sides' policies at the defaults */
+static struct exchange *exchange_new(struct kunit *test,
+				     struct mpa_policy *ipol,
+				     struct mpa_policy *rpol)
+{
+	struct exchange *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	mpa_policy_default(ipol);
+	mpa_policy_default(rpol);
+	return x;
+}
+
+/* An Initiator's Rev 2 peer-to-peer policy, offering the RTR types @rtr */
+static void p2p_policy(struct mpa_policy *pol, u8 rtr)
+{
+	mpa_policy_default(pol);
+	pol->rev = MPA_REVISION_2;
+	pol->p2p = true;
+	pol->rtr = rtr;
+}
+
 /* The endpoint kinds of RFC 5044 Appendix C, Figure 16 */
 enum kind { RDMAC, NP_M0, NP_M1, P_M0, P_M1 };
 
@@ -149,8 +171,7 @@ static void appendix_c_cell(struct kunit *test)
 	struct mpa_policy ipol, rpol;
 	struct exchange *x;
 
-	x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, x);
+	x = exchange_new(test, &ipol, &rpol);
 	kind_policy(cell->init, &ipol);
 	kind_policy(cell->resp, &rpol);
 	run_exchange(test, &ipol, &rpol, false, x);
@@ -301,11 +322,8 @@ static void responder_echoes_rev(struct kunit *test)
 	struct exchange *x;
 	u8 rev;
 
-	x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, x);
-	mpa_policy_default(&rpol);
+	x = exchange_new(test, &ipol, &rpol);
 	for (rev = 1; rev <= 2; rev++) {
-		mpa_policy_default(&ipol);
 		ipol.rev = rev;
 		run_exchange(test, &ipol, &rpol, false, x);
 		KUNIT_EXPECT_EQ(test, x->rep.rev, rev);
@@ -323,15 +341,10 @@ static void rev2_enhanced_exchange(struct kunit *test)
 	struct mpa_policy ipol, rpol;
 	struct exchange *x;
 
-	x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, x);
-	mpa_policy_default(&ipol);
-	ipol.rev = MPA_REVISION_2;
-	ipol.p2p = true;
-	ipol.rtr = MPA_RTR_READ | MPA_RTR_SEND;
+	x = exchange_new(test, &ipol, &rpol);
+	p2p_policy(&ipol, MPA_RTR_READ | MPA_RTR_SEND);
 	ipol.ird = 32;
 	ipol.ord = 1;
-	mpa_policy_default(&rpol);
 	rpol.ird = 8;
 	rpol.ord = 64;
 	run_exchange(test, &ipol, &rpol, false, x);
@@ -414,10 +427,7 @@ static void rev2_no_common_rtr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rep.ird, 5);	/* min(16, their ORD) */
 	KUNIT_EXPECT_EQ(test, rep.ord, 3);	/* min(16, their IRD) */
 
-	mpa_policy_default(&ipol);
-	ipol.rev = MPA_REVISION_2;
-	ipol.p2p = true;
-	ipol.rtr = MPA_RTR_SEND;
+	p2p_policy(&ipol, MPA_RTR_SEND);
 	ipol.ird = 3;
 	ipol.ord = 5;
 	mpa_negotiate_reply(&ipol, &rep, &ineg);
@@ -431,10 +441,7 @@ static void rev2_reply_checks(struct kunit *test)
 	struct mpa_negotiation neg;
 	struct mpa_policy pol;
 
-	mpa_policy_default(&pol);
-	pol.rev = MPA_REVISION_2;
-	pol.p2p = true;
-	pol.rtr = MPA_RTR_WRITE | MPA_RTR_READ;
+	p2p_policy(&pol, MPA_RTR_WRITE | MPA_RTR_READ);
 	mpa_negotiate_reply(&pol, &rep, &neg);
 	KUNIT_EXPECT_EQ(test, neg.action, MPA_NEG_ACCEPT);
 
@@ -505,10 +512,7 @@ static void reject_flow(struct kunit *test)
 	struct mpa_policy ipol, rpol;
 	struct exchange *x;
 
-	x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, x);
-	mpa_policy_default(&ipol);
-	mpa_policy_default(&rpol);
+	x = exchange_new(test, &ipol, &rpol);
 	run_exchange(test, &ipol, &rpol, true, x);
 	KUNIT_EXPECT_EQ(test, x->resp.action, MPA_NEG_ACCEPT);
 	KUNIT_EXPECT_TRUE(test, x->rep.r);
@@ -540,13 +544,10 @@ static void crc_either_side(struct kunit *test)
 	struct exchange *x;
 	int i;
 
-	x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, x);
+	x = exchange_new(test, &ipol, &rpol);
 	for (i = 0; i < 4; i++) {
 		bool want = i != 0;
 
-		mpa_policy_default(&ipol);
-		mpa_policy_default(&rpol);
 		ipol.crc = i & 1;
 		rpol.crc = i & 2;
 		run_exchange(test, &ipol, &rpol, false, x);
@@ -563,11 +564,8 @@ static void markers_per_direction(struct kunit *test)
 	struct exchange *x;
 	int i;
 
-	x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, x);
+	x = exchange_new(test, &ipol, &rpol);
 	for (i = 0; i < 4; i++) {
-		mpa_policy_default(&ipol);
-		mpa_policy_default(&rpol);
 		ipol.markers = i & 1;
 		rpol.markers = i & 2;
 		run_exchange(test, &ipol, &rpol, false, x);
@@ -660,11 +658,8 @@ static void responder_revs(struct kunit *test)
 	struct mpa_policy ipol, rpol;
 	struct exchange *x;
 
-	x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, x);
-	mpa_policy_default(&ipol);
+	x = exchange_new(test, &ipol, &rpol);
 	ipol.rev = v->rev;
-	mpa_policy_default(&rpol);
 	rpol.revs = v->revs;
 	rpol.permissive = v->permissive;
 	run_exchange(test, &ipol, &rpol, false, x);
@@ -701,12 +696,9 @@ static void revs_default(struct kunit *test)
 	struct exchange *x;
 	u8 rev;
 
-	x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, x);
-	mpa_policy_default(&rpol);
+	x = exchange_new(test, &ipol, &rpol);
 	KUNIT_EXPECT_EQ(test, rpol.revs, REVS_BIT(1) | REVS_BIT(2));
 	for (rev = MPA_REVISION_1; rev <= MPA_REVISION_2; rev++) {
-		mpa_policy_default(&ipol);
 		ipol.rev = rev;
 		run_exchange(test, &ipol, &rpol, false, x);
 		KUNIT_EXPECT_EQ(test, x->resp.action, MPA_NEG_ACCEPT);
