@@ -98,6 +98,21 @@ static void expect_err(struct __test_metadata *_metadata, ssize_t r, int err)
 	EXPECT_EQ(err, e) TH_LOG("errno %d (%s)", e, strerror(e));
 }
 
+/* @r of a call that sent "hello": refused with @err, or the peer has it. */
+static void hello_sent(struct __test_metadata *_metadata, struct b_ctx *c,
+		       ssize_t r, int err)
+{
+	char buf[16];
+
+	if (err) {
+		expect_err(_metadata, r, err);
+		return;
+	}
+	EXPECT_EQ(5, r);
+	EXPECT_EQ(5, t_read(c->peer, buf, 5, T_WAIT));
+	EXPECT_BYTES("hello", buf, 5);
+}
+
 static void splice_from(struct __test_metadata *_metadata, struct b_ctx *c)
 {
 	int p[2], n = -1, err = refused(c);
@@ -136,15 +151,10 @@ static void splice_to(struct __test_metadata *_metadata, struct b_ctx *c)
 	ASSERT_EQ(0, pipe(p));
 	ASSERT_EQ(5, write(p[1], "hello", 5));
 	r = splice(p[0], NULL, c->fd, NULL, 5, 0);
-	if (err) {
-		expect_err(_metadata, r, err);
-		/* Nothing was taken from the pipe. */
+	hello_sent(_metadata, c, r, err);
+	/* Refused, nothing was taken from the pipe. */
+	if (err)
 		EXPECT_EQ(5, read(p[0], buf, sizeof(buf)));
-	} else {
-		EXPECT_EQ(5, r);
-		EXPECT_EQ(5, t_read(c->peer, buf, 5, T_WAIT));
-		EXPECT_BYTES("hello", buf, 5);
-	}
 	close(p[0]);
 	close(p[1]);
 	still_works(_metadata, c);
@@ -154,19 +164,12 @@ static void sendfile_to(struct __test_metadata *_metadata, struct b_ctx *c)
 {
 	int mfd = memfd_create("mpa-sendfile", 0), err = refused(c);
 	off_t off = 0;
-	char buf[16];
 	ssize_t r;
 
 	ASSERT_LE(0, mfd);
 	ASSERT_EQ(5, write(mfd, "hello", 5));
 	r = sendfile(c->fd, mfd, &off, 5);
-	if (err) {
-		expect_err(_metadata, r, err);
-	} else {
-		EXPECT_EQ(5, r);
-		EXPECT_EQ(5, t_read(c->peer, buf, 5, T_WAIT));
-		EXPECT_BYTES("hello", buf, 5);
-	}
+	hello_sent(_metadata, c, r, err);
 	close(mfd);
 	still_works(_metadata, c);
 }
@@ -175,19 +178,12 @@ static void sendfile_to(struct __test_metadata *_metadata, struct b_ctx *c)
 static void zerocopy(struct __test_metadata *_metadata, struct b_ctx *c)
 {
 	int one = 1, err = refused(c);
-	char buf[16];
 	ssize_t r;
 
 	ASSERT_EQ(0, setsockopt(c->fd, SOL_SOCKET, SO_ZEROCOPY, &one,
 				sizeof(one)));
 	r = send(c->fd, "hello", 5, MSG_ZEROCOPY | MSG_NOSIGNAL);
-	if (err) {
-		expect_err(_metadata, r, err);
-	} else {
-		EXPECT_EQ(5, r);
-		EXPECT_EQ(5, t_read(c->peer, buf, 5, T_WAIT));
-		EXPECT_BYTES("hello", buf, 5);
-	}
+	hello_sent(_metadata, c, r, err);
 	still_works(_metadata, c);
 }
 

@@ -656,6 +656,15 @@ TEST_F(pair, responder_responder_blocking)
 }
 
 /* Initiator/Initiator: each receives the other's Request (rule 8). */
+static void both_initiators_failed(struct __test_metadata *_metadata, int i,
+				   int r)
+{
+	EXPECT_MPA_STATE(i, MPA_STATE_FAILED);
+	EXPECT_MPA_STATE(r, MPA_STATE_FAILED);
+	EXPECT_MPA_ERROR(i, MPA_ERR_STARTUP, MPA_REASON_INIT_INIT, EPROTO);
+	EXPECT_MPA_ERROR(r, MPA_ERR_STARTUP, MPA_REASON_INIT_INIT, EPROTO);
+}
+
 TEST_F(pair, initiator_initiator)
 {
 	int rc;
@@ -669,10 +678,7 @@ TEST_F(pair, initiator_initiator)
 	EXPECT_TRUE(errno == EINPROGRESS || errno == EPROTO);
 	EXPECT_POLLERR(self->i, T_WAIT);
 	EXPECT_POLLERR(self->r, T_WAIT);
-	EXPECT_MPA_STATE(self->i, MPA_STATE_FAILED);
-	EXPECT_MPA_STATE(self->r, MPA_STATE_FAILED);
-	EXPECT_MPA_ERROR(self->i, MPA_ERR_STARTUP, MPA_REASON_INIT_INIT, EPROTO);
-	EXPECT_MPA_ERROR(self->r, MPA_ERR_STARTUP, MPA_REASON_INIT_INIT, EPROTO);
+	both_initiators_failed(_metadata, self->i, self->r);
 }
 
 TEST_F(pair, initiator_initiator_blocking)
@@ -686,8 +692,7 @@ TEST_F(pair, initiator_initiator_blocking)
 	EXPECT_EQ(EPROTO, err);
 	EXPECT_EQ(-1, p.start_rc);
 	EXPECT_EQ(EPROTO, p.start_errno);
-	EXPECT_MPA_ERROR(self->i, MPA_ERR_STARTUP, MPA_REASON_INIT_INIT, EPROTO);
-	EXPECT_MPA_ERROR(self->r, MPA_ERR_STARTUP, MPA_REASON_INIT_INIT, EPROTO);
+	both_initiators_failed(_metadata, self->i, self->r);
 }
 
 /*
