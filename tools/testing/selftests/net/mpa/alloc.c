@@ -425,6 +425,7 @@ static int al_pair(bool mi, bool mr, int rcvbuf, int *i, int *r)
 	}
 	return 0;
 }
+
 /* One direction of a connection: a sender thread and a receiver thread */
 struct al_dir {
 	pthread_t tx, rx;

@@ -128,6 +128,7 @@ static int stuck_pair(int family, int rcvbuf, bool markers, int *i, int *r)
 	}
 	return 0;
 }
+
 FIXTURE_SETUP(stuck)
 {
 	int sndbuf = 16384, lowat = T_LOWAT;

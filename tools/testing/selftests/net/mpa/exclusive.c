@@ -62,6 +62,7 @@ static void ulpdu_both_ways(struct __test_metadata *_metadata, int i, int r,
 	ulpdu_one_way(_metadata, i, r, "ulpdu1", what);
 	ulpdu_one_way(_metadata, r, i, "ulpdu2", what);
 }
+
 /* Plain stream octets both ways: the socket is plain TCP still. */
 static void plain_both_ways(struct __test_metadata *_metadata, int a, int b)
 {

@@ -75,6 +75,7 @@ static int __printf(1, 2) f_sh(const char *fmt, ...)
 	}
 	return 0;
 }
+
 /* A network namespace of a test: /run/netns/mpaf-TAG-PID. */
 struct f_ns {
 	char name[40];
@@ -382,6 +383,7 @@ static void imp_check(struct __test_metadata *_metadata, const char *what,
 		       ei.reason);
 	EXPECT_EQ(0, ei.errnum) TH_LOG("%s", what);
 }
+
 /* Wait until TCP is done with @fd (both FINs acknowledged): 0 or -1. */
 static int imp_wait_closed(int fd, int ms)
 {

@@ -81,6 +81,7 @@ static void responder_fails(struct __test_metadata *_metadata,
 	/* Closed with a FIN, no Reply before it. */
 	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
 }
+
 TEST_F(hostile, bad_key_http)
 {
 	static const char http[] =
@@ -462,6 +463,7 @@ static void initiator_fails(struct __test_metadata *_metadata,
 	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP, reason, EPROTO);
 	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
 }
+
 /* Initiator/Initiator: a Request where the Reply belongs. */
 TEST_F(hostile, request_at_initiator)
 {
@@ -530,6 +532,7 @@ static void rev2_reply_fails(struct __test_metadata *_metadata,
 				 MPA_RTR_WRITE | MPA_RTR_READ));
 	initiator_fails(_metadata, self, rep, len, 0, reason);
 }
+
 TEST_F(hostile, rev2_reply_rev1)
 {
 	uint8_t rep[T_HDR];

@@ -114,6 +114,7 @@ static void t_expect_request(struct __test_metadata *_metadata,
 	t_request(_metadata, got, len, opts);
 	EXPECT_BYTES(exp, got, len);
 }
+
 /* A new Initiator (MPA_TIMEOUT T_TIMEOUT) and its raw peer. */
 static void t_initiator(struct __test_metadata *_metadata, int family,
 			int *m, int *raw)
