@@ -13,11 +13,15 @@ static void mpa_conn_work(struct work_struct *work);
 static void mpa_conn_timeout(struct timer_list *t);
 
 /*
- * Connections and FPDU records come from slab caches of their own, so that
- * /proc/slabinfo tells what MPA holds (and a connection takes its own size,
- * not the next kmalloc size up). Both are charged to the memory cgroup.
+ * Connections, startup objects and FPDU records come from slab caches of
+ * their own, so that /proc/slabinfo tells what MPA holds (and a connection
+ * takes its own size, not the next kmalloc size up). All are charged to
+ * the memory cgroup. The connections' and the startup objects' caches are
+ * never merged with another: what an idle connection costs, and that no
+ * startup object outlives its startup, can be read there.
  */
 static struct kmem_cache *mpa_conn_cache;
+struct kmem_cache *mpa_startup_cache;
 struct kmem_cache *mpa_tx_rec_cache;
 
 /**
@@ -27,27 +31,23 @@ struct kmem_cache *mpa_tx_rec_cache;
  */
 int mpa_conn_cache_init(void)
 {
-	size_t off = offsetof(struct mpa_conn, local_pd);
-	size_t len = offsetofend(struct mpa_conn, rx_frame) - off;
-
-	/*
-	 * Our Private Data and the peer's startup frame go to and come from
-	 * userspace as they are (MPA_PRIVATE_DATA, MPA_PEER_PRIVATE_DATA):
-	 * the fields from @local_pd to @rx_frame are the usercopy region.
-	 */
-	BUILD_BUG_ON(offsetof(struct mpa_conn, rx_frame) <
-		     offsetof(struct mpa_conn, local_pd));
-	mpa_conn_cache = kmem_cache_create_usercopy("mpa_conn",
-						    sizeof(struct mpa_conn), 0,
-						    SLAB_ACCOUNT, off, len, NULL);
+	mpa_conn_cache = KMEM_CACHE(mpa_conn, SLAB_ACCOUNT | SLAB_NO_MERGE);
 	if (!mpa_conn_cache)
 		return -ENOMEM;
+	mpa_startup_cache = KMEM_CACHE(mpa_startup,
+				       SLAB_ACCOUNT | SLAB_NO_MERGE);
+	if (!mpa_startup_cache)
+		goto err_conn;
 	mpa_tx_rec_cache = KMEM_CACHE(mpa_tx_rec, SLAB_ACCOUNT);
-	if (!mpa_tx_rec_cache) {
-		kmem_cache_destroy(mpa_conn_cache);
-		return -ENOMEM;
-	}
+	if (!mpa_tx_rec_cache)
+		goto err_startup;
 	return 0;
+
+err_startup:
+	kmem_cache_destroy(mpa_startup_cache);
+err_conn:
+	kmem_cache_destroy(mpa_conn_cache);
+	return -ENOMEM;
 }
 
 /**
@@ -60,6 +60,7 @@ int mpa_conn_cache_init(void)
 void mpa_conn_cache_exit(void)
 {
 	kmem_cache_destroy(mpa_tx_rec_cache);
+	kmem_cache_destroy(mpa_startup_cache);
 	kmem_cache_destroy(mpa_conn_cache);
 }
 
@@ -269,7 +270,41 @@ void mpa_conn_free(struct mpa_conn *c)
 	mpa_net_conn_del(c);
 	mpa_tx_release(c);
 	mpa_rx_release(c);
+	mpa_startup_release(c);
+	kfree(c->local_pd);
+	kfree(c->peer.pd);
 	kfree_rcu(c, rcu);
+}
+
+/**
+ * mpa_conn_set_local_pd() - set the Private Data of our Request
+ * @c: the connection, socket locked, before the startup phase
+ * @pd: the Private Data (userspace or kernel memory)
+ * @len: its length, at most %MPA_MAX_PRIVATE_DATA; 0 for none
+ *
+ * Kept in an allocation of its own length, with the socket's allocation
+ * flags, charged to the memory cgroup: it stays readable
+ * (MPA_PRIVATE_DATA) after the startup phase.
+ *
+ * Return: 0, -EFAULT or -ENOMEM (the Private Data set before then stays).
+ */
+int mpa_conn_set_local_pd(struct mpa_conn *c, sockptr_t pd, u32 len)
+{
+	u8 *copy = NULL;
+
+	if (len) {
+		copy = kmalloc(len, c->sk->sk_allocation | __GFP_ACCOUNT);
+		if (!copy)
+			return -ENOMEM;
+		if (copy_from_sockptr(copy, pd, len)) {
+			kfree(copy);
+			return -EFAULT;
+		}
+	}
+	kfree(c->local_pd);
+	c->local_pd = copy;
+	c->local_pd_len = len;
+	return 0;
 }
 
 /**

@@ -6,6 +6,7 @@
 #ifndef _MPA_CONN_H
 #define _MPA_CONN_H
 
+#include <linux/sockptr.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
 #include <net/inet_connection_sock.h>
@@ -60,6 +61,20 @@ struct mpa_tx_rec {
 	struct mpa_tx_chunk chunks[MPA_TX_CHUNKS];
 };
 
+/**
+ * struct mpa_startup - what only the startup phase needs
+ * @neg: Responder: the negotiation of the Request, for the Reply
+ * @tx_frame: our startup frame (&mpa_conn.tx_len octets)
+ *
+ * Allocated by MPA_START (or mpa_kattach()), freed once the startup is
+ * over and TCP took our frame: a connection in Full Operation does not
+ * carry it.
+ */
+struct mpa_startup {
+	struct mpa_negotiation neg;
+	u8 tx_frame[MPA_FRAME_MAX_SIZE];
+};
+
 /* Bits of mpa_conn::events: what the worker has to look at */
 enum {
 	MPA_EV_TIMEOUT,		/* the timer expired (startup, copy mode retry) */
@@ -79,20 +94,21 @@ enum {
  * @role: MPA_ROLE_INITIATOR or MPA_ROLE_RESPONDER, 0 until set
  * @policy: local startup choices (M, C, revision, Rev 2 block)
  * @timeout_ms: startup timeout, 0 for none
- * @local_pd: Initiator: the Request's Private Data (@local_pd to @rx_frame:
- *	the slab cache's usercopy region, see mpa_conn_cache_init())
+ * @st: what only the startup phase needs, from MPA_START until the
+ *	startup is over and our frame went to TCP (or the socket is closed);
+ *	NULL otherwise. Only used under the socket lock.
+ * @local_pd: Initiator: the Request's Private Data, an allocation of its
+ *	exact length, NULL when there is none
  * @local_pd_len: its length
- * @peer: the Request or Reply received, once parsed; @peer.pd points into
- *	@rx_frame
+ * @peer: the Request or Reply received, once parsed; @peer.pd is the
+ *	peer's Private Data, an allocation of PD_Length octets (the ULP's
+ *	Private Data at its front), NULL when there is none
  * @have_peer: @peer is valid
- * @rx_frame: the received startup frame
- * @tx_frame: the startup frame being sent
- * @tx_len: its length
+ * @tx_len: length of our startup frame (in @st while it is being sent)
  * @tx_sent: how much of it TCP has taken
- * @close_after_tx: close TCP once @tx_frame is out (Appendix C.2.1)
+ * @close_after_tx: close TCP once our frame is out (Appendix C.2.1)
  * @refused_after_tx: a Responder that rejected the Request itself sets the
- *	socket's error (ECONNREFUSED) once @tx_frame is out
- * @neg: Responder: the negotiation of the Request, for the Reply
+ *	socket's error (ECONNREFUSED) once its frame is out
  * @params: what Full Operation runs with
  * @tx_seq_start: TCP sequence number of the first octet we send in Full
  *	Operation (SeqStart of our Markers)
@@ -148,53 +164,49 @@ struct mpa_conn {
 	u8 state;
 	u8 role;
 	struct mpa_policy policy;
-	u32 timeout_ms;
-	u8 local_pd[MPA_MAX_PRIVATE_DATA];
 	u16 local_pd_len;
-
-	struct mpa_frame peer;
-	bool have_peer;
-	u8 rx_frame[MPA_FRAME_MAX_SIZE];
-	u8 tx_frame[MPA_FRAME_MAX_SIZE];
+	u32 timeout_ms;
 	u16 tx_len;
 	u16 tx_sent;
+	struct mpa_startup *st;
+	u8 *local_pd;
+	struct mpa_frame peer;
+	bool have_peer;
 	bool close_after_tx;
 	bool refused_after_tx;
-	struct mpa_negotiation neg;
 
-	struct mpa_params params;
+	bool tx_held;
 	u32 tx_seq_start;
 	u32 rx_seq_start;
-	bool tx_held;
-
+	struct mpa_params params;
 	u32 tx_pos;
+	u32 tx_charged;
 	struct mpa_tx_rec *tx_open;
 	struct list_head tx_queue;
-	u32 tx_charged;
 
+	u8 *rx_cbuf;
 	struct mpa_rxm rxm;
-	bool rx_ready;
 	u32 rx_done;
 	u32 rx_cfill;
-	u8 *rx_cbuf;
 	u32 rx_csize;
 	int rx_err;
+	bool rx_ready;
 	bool rx_reset;
 
 	bool kernel;
-	const struct mpa_kops *kops;
-	void *kpriv;
 	u8 kseen;
 	bool kbusy;
 	bool kpaused;
 	bool kended;
 	bool kwant_room;
+	const struct mpa_kops *kops;
+	void *kpriv;
 	struct task_struct *kcb_task;
 
 	struct mpa_error_info err;
+	bool net_linked;
 	struct mpa_stats stats;
 	struct list_head net_node;
-	bool net_linked;
 	unsigned long ino;
 
 	unsigned long events;
@@ -281,6 +293,7 @@ extern struct workqueue_struct *mpa_wq;
 
 /* conn.c: lifetime, callbacks, errors */
 extern struct kmem_cache *mpa_tx_rec_cache;
+extern struct kmem_cache *mpa_startup_cache;
 int mpa_conn_cache_init(void);
 void mpa_conn_cache_exit(void);
 struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp);
@@ -300,6 +313,7 @@ void mpa_conn_frame_info(const struct mpa_conn *c, struct mpa_frame_info *fi);
 void mpa_conn_stats(const struct mpa_conn *c, struct mpa_stats *st);
 void mpa_conn_info(const struct mpa_conn *c, struct mpa_conn_info *ci);
 void mpa_conn_closed(struct mpa_conn *c);
+int mpa_conn_set_local_pd(struct mpa_conn *c, sockptr_t pd, u32 len);
 
 /* startup.c: the startup phase (RFC 5044 section 7.1) */
 int mpa_startup_check_config(const struct mpa_conn *c);
@@ -312,6 +326,7 @@ int mpa_startup_wait(struct mpa_conn *c, long *timeo,
 		     bool (*done)(const struct mpa_conn *c));
 bool mpa_startup_frame_received(const struct mpa_conn *c);
 bool mpa_startup_finished(const struct mpa_conn *c);
+void mpa_startup_release(struct mpa_conn *c);
 
 /* rx.c: receiving FPDUs (RFC 5044 sections 4, 5 and 8) */
 int mpa_rxq_peek(struct sock *sk, u32 off, void *buf, u32 len);

@@ -201,7 +201,7 @@ static int mpa_kcheck_params(const struct net *net,
 	return 0;
 }
 
-static void mpa_kconfigure(struct mpa_conn *c, const struct mpa_kparams *p)
+static int mpa_kconfigure(struct mpa_conn *c, const struct mpa_kparams *p)
 {
 	struct mpa_policy *pol = &c->policy;
 
@@ -220,11 +220,11 @@ static void mpa_kconfigure(struct mpa_conn *c, const struct mpa_kparams *p)
 		pol->p2p = p->enhanced.flags & MPA_ENH_PEER_TO_PEER;
 		pol->rtr = p->enhanced.rtr;
 	}
-	if (p->pd_len)
-		memcpy(c->local_pd, p->pd, p->pd_len);
-	c->local_pd_len = p->pd_len;
 	if (p->timeout_ms)
 		c->timeout_ms = p->timeout_ms;
+	/* only read from: a sockptr_t has no const kind */
+	return mpa_conn_set_local_pd(c, KERNEL_SOCKPTR((void *)p->pd),
+				     p->pd_len);
 }
 
 /**
@@ -250,7 +250,8 @@ static void mpa_kconfigure(struct mpa_conn *c, const struct mpa_kparams *p)
  * Return: the connection, or an ERR_PTR(): -EINVAL for bad arguments,
  * -EMSGSIZE for too much Private Data, -EPERM for C=0 without the
  * administrator's leave, -ENOTCONN if @sock is not connected, -EEXIST if
- * it has a ULP already, -EBUSY (above). On error the socket is unchanged,
+ * it has a ULP already, -EBUSY (above), -ENOMEM without memory (for MPA,
+ * its Private Data or the startup phase). On error the socket is unchanged,
  * or, if MPA got attached, in the plain-stream state.
  */
 struct mpa_conn *mpa_kattach(struct socket *sock,
@@ -277,7 +278,11 @@ struct mpa_conn *mpa_kattach(struct socket *sock,
 
 	lock_sock(sk);
 	c = mpa_conn(sk);
-	mpa_kconfigure(c, params);
+	ret = mpa_kconfigure(c, params);
+	if (ret) {
+		release_sock(sk);
+		return ERR_PTR(ret);
+	}
 	c->kseen = MPA_STATE_STREAMING;
 	c->kpriv = priv;
 	WRITE_ONCE(c->kops, ops);

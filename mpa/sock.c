@@ -162,10 +162,7 @@ static int mpa_set_config(struct mpa_conn *c, int optname, sockptr_t optval,
 	case MPA_PRIVATE_DATA:
 		if (optlen > MPA_MAX_PRIVATE_DATA)
 			return -EMSGSIZE;
-		if (copy_from_sockptr(c->local_pd, optval, optlen))
-			return -EFAULT;
-		c->local_pd_len = optlen;
-		return 0;
+		return mpa_conn_set_local_pd(c, optval, optlen);
 	case MPA_ENHANCED:
 		if (optlen != sizeof(enh))
 			return -EINVAL;
@@ -624,6 +621,7 @@ static void mpa_close(struct sock *sk, long timeout)
 	mpa_conn_detach(c);
 	mpa_tx_release(c);
 	mpa_rx_release(c);
+	mpa_startup_release(c);
 	mpa_conn_closed(c);
 	release_sock(sk);
 	c->sk_proto->close(sk, timeout);

@@ -9,7 +9,15 @@
  * behind it stay queued for what comes next (FPDUs, or the plain stream
  * after a reject). Everything here runs in process context under the socket
  * lock.
+ *
+ * What only the startup needs (our frame, the Responder's negotiation) is
+ * in a &struct mpa_startup of its own, allocated when the startup starts
+ * and freed as soon as it is over and TCP took our frame: an idle
+ * connection in Full Operation holds no startup buffer. The peer's Private
+ * Data, which stays readable, is kept in an allocation of its own length.
  */
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
 #include <linux/uio.h>
 #include <net/tcp.h>
 
@@ -44,11 +52,36 @@ static void mpa_startup_timer(struct mpa_conn *c)
 }
 
 /**
+ * mpa_startup_release() - free the startup object
+ * @c: the connection, socket locked (or being freed)
+ *
+ * When the startup is over and our frame is out, or when the socket is
+ * closed: nothing of the startup phase runs any more, and what TCP did
+ * not take of our frame is dropped.
+ */
+void mpa_startup_release(struct mpa_conn *c)
+{
+	if (!c->st)
+		return;
+	WRITE_ONCE(c->tx_sent, c->tx_len);
+	kmem_cache_free(mpa_startup_cache, c->st);
+	c->st = NULL;
+}
+
+/* Free the startup object once the startup is over and TCP took our frame */
+static void mpa_startup_end(struct mpa_conn *c)
+{
+	if (c->st && !mpa_conn_in_startup(c) && c->tx_sent == c->tx_len)
+		mpa_startup_release(c);
+}
+
+/**
  * mpa_startup_push() - send what is left of our startup frame
  * @c: the connection, socket locked, process context
  *
  * As far as TCP takes it now; mpa_write_space() has the work call again
- * once TCP has room.
+ * once TCP has room. Once it is all out and the startup is over, the
+ * startup object goes: a caller does not use it after this.
  */
 void mpa_startup_push(struct mpa_conn *c)
 {
@@ -57,7 +90,7 @@ void mpa_startup_push(struct mpa_conn *c)
 	while (c->tx_sent < c->tx_len) {
 		struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
 		struct kvec kv = {
-			.iov_base = c->tx_frame + c->tx_sent,
+			.iov_base = c->st->tx_frame + c->tx_sent,
 			.iov_len = c->tx_len - c->tx_sent,
 		};
 		int ret;
@@ -94,9 +127,10 @@ void mpa_startup_push(struct mpa_conn *c)
 		}
 		mpa_conn_wake(c);
 	}
+	mpa_startup_end(c);
 }
 
-/* Queue a startup frame of @len octets (already in c->tx_frame) and send. */
+/* Queue a startup frame of @len octets (already in c->st->tx_frame), send. */
 static void mpa_startup_send(struct mpa_conn *c, int len)
 {
 	c->tx_len = len;
@@ -130,10 +164,11 @@ static void mpa_reply_in(struct mpa_conn *c)
 /* Responder: the Request arrived. */
 static void mpa_request_in(struct mpa_conn *c)
 {
+	struct mpa_startup *st = c->st;
 	int len;
 
-	mpa_negotiate_request(&c->policy, &c->peer, &c->neg);
-	switch (c->neg.action) {
+	mpa_negotiate_request(&c->policy, &c->peer, &st->neg);
+	switch (st->neg.action) {
 	case MPA_NEG_ACCEPT:
 		/* The consumer judges the Private Data (ambiguity A24). */
 		mpa_conn_set_state(c, MPA_STATE_REQUEST_RECEIVED);
@@ -146,15 +181,15 @@ static void mpa_request_in(struct mpa_conn *c)
 		 * keep TCP open (R-7.1.2-7). Unlike a reject of its own, the
 		 * application hears of it: MPA_START fails with ECONNREFUSED.
 		 */
-		len = mpa_reply_build(&c->neg, true, NULL, 0, c->tx_frame,
-				      sizeof(c->tx_frame));
+		len = mpa_reply_build(&st->neg, true, NULL, 0, st->tx_frame,
+				      sizeof(st->tx_frame));
 		if (len < 0) {
-			mpa_conn_fail(c, MPA_ERR_STARTUP, c->neg.reason, EPROTO,
+			mpa_conn_fail(c, MPA_ERR_STARTUP, st->neg.reason, EPROTO,
 				      true);
 			break;
 		}
 		c->err.code = MPA_ERR_NONE;
-		c->err.reason = c->neg.reason;
+		c->err.reason = st->neg.reason;
 		c->err.errnum = ECONNREFUSED;
 		/* a kernel consumer hears of it through its error callback */
 		c->refused_after_tx = !c->kops;
@@ -163,9 +198,9 @@ static void mpa_request_in(struct mpa_conn *c)
 		break;
 	case MPA_NEG_REPLY_CLOSE:
 		/* Appendix C.2.1: answer with what we speak, then close */
-		len = mpa_reply_build(&c->neg, false, NULL, 0, c->tx_frame,
-				      sizeof(c->tx_frame));
-		mpa_conn_fail(c, MPA_ERR_STARTUP, c->neg.reason, EPROTO,
+		len = mpa_reply_build(&st->neg, false, NULL, 0, st->tx_frame,
+				      sizeof(st->tx_frame));
+		mpa_conn_fail(c, MPA_ERR_STARTUP, st->neg.reason, EPROTO,
 			      len < 0);
 		if (len >= 0) {
 			c->close_after_tx = true;
@@ -173,23 +208,86 @@ static void mpa_request_in(struct mpa_conn *c)
 		}
 		break;
 	default:
-		mpa_conn_fail(c, MPA_ERR_STARTUP, c->neg.reason, EPROTO, true);
+		mpa_conn_fail(c, MPA_ERR_STARTUP, st->neg.reason, EPROTO, true);
 		break;
 	}
 }
 
-/* Read the peer's startup frame once it is complete. */
-static void mpa_startup_rx(struct mpa_conn *c)
+/*
+ * A whole, valid header and its @need octets are queued: take in the
+ * Private Data @pd (PD_Length octets, NULL for none; ours to free) and act
+ * on the frame.
+ */
+static void mpa_startup_frame_in(struct mpa_conn *c, struct mpa_frame *f,
+				 u8 *pd, u32 need)
 {
 	struct sock *sk = c->sk;
 	enum mpa_startup_reason r;
+
+	r = mpa_frame_parse_pd(f, pd);
+	if (r != MPA_SR_OK) {
+		kfree(pd);
+		mpa_conn_fail(c, mpa_startup_reason_code(r), r, EPROTO, true);
+		return;
+	}
+	/* Keep the ULP's Private Data only, at the front (no IRD/ORD block) */
+	if (!f->ulp_pd_len) {
+		kfree(pd);
+		f->pd = NULL;
+	} else if (f->pd != pd) {
+		memmove(pd, f->pd, f->ulp_pd_len);
+		f->pd = pd;
+	}
+	mpa_rxq_consume(sk, need);
+	/* SeqStart of the peer's direction (ambiguity A7) */
+	c->rx_seq_start = tcp_sk(sk)->copied_seq;
+	c->stats.startup_octets_rx += need;
+	c->peer = *f;
+	c->have_peer = true;
+	if (c->role == MPA_ROLE_INITIATOR)
+		mpa_reply_in(c);
+	else
+		mpa_request_in(c);
+}
+
+/*
+ * Room for the peer's Private Data, charged to the socket's memory cgroup
+ * whichever task reads the frame (the connection's work runs in a
+ * kworker), with the socket's allocation flags.
+ */
+static u8 *mpa_startup_pd_alloc(struct sock *sk, u32 len)
+{
+	struct mem_cgroup *old = NULL;
+	u8 *pd;
+
+	/* the socket holds a reference on its memory cgroup */
+	if (sk->sk_memcg)
+		old = set_active_memcg(sk->sk_memcg);
+	pd = kmalloc(len, sk->sk_allocation | __GFP_ACCOUNT | __GFP_NOWARN);
+	if (sk->sk_memcg)
+		set_active_memcg(old);
+	return pd;
+}
+
+/*
+ * Read the peer's startup frame once it is complete. Its Private Data goes
+ * to an allocation of its own, which the connection keeps: the Private
+ * Data stays readable after the startup (MPA_PEER_PRIVATE_DATA, the kernel
+ * API's callbacks). Without memory for it the startup fails (ENOMEM).
+ */
+static void mpa_startup_rx(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	u8 hdr[MPA_FRAME_HDR_SIZE];
+	enum mpa_startup_reason r;
 	u32 avail = tcp_inq(sk);
 	struct mpa_frame f;
+	u8 *pd = NULL;
 	u32 need;
 
 	if (avail >= MPA_FRAME_HDR_SIZE &&
-	    !mpa_rxq_peek(sk, 0, c->rx_frame, MPA_FRAME_HDR_SIZE)) {
-		r = mpa_frame_parse_hdr(&f, c->rx_frame, mpa_core_role(c));
+	    !mpa_rxq_peek(sk, 0, hdr, MPA_FRAME_HDR_SIZE)) {
+		r = mpa_frame_parse_hdr(&f, hdr, mpa_core_role(c));
 		if (r != MPA_SR_OK) {
 			mpa_conn_fail(c, mpa_startup_reason_code(r), r, EPROTO,
 				      true);
@@ -197,28 +295,20 @@ static void mpa_startup_rx(struct mpa_conn *c)
 		}
 		/* A6: exactly 20 + PD_Length octets, PD_Length <= 512 */
 		need = MPA_FRAME_HDR_SIZE + f.pd_len;
-		if (avail >= need &&
-		    !mpa_rxq_peek(sk, MPA_FRAME_HDR_SIZE,
-			      c->rx_frame + MPA_FRAME_HDR_SIZE, f.pd_len)) {
-			r = mpa_frame_parse_pd(&f, c->rx_frame +
-						   MPA_FRAME_HDR_SIZE);
-			if (r != MPA_SR_OK) {
-				mpa_conn_fail(c, mpa_startup_reason_code(r), r,
-					      EPROTO, true);
+		if (avail >= need && f.pd_len) {
+			pd = mpa_startup_pd_alloc(sk, f.pd_len);
+			if (!pd) {
+				mpa_conn_fail(c, MPA_ERR_NONE, MPA_REASON_NONE,
+					      ENOMEM, true);
 				return;
 			}
-			mpa_rxq_consume(sk, need);
-			/* SeqStart of the peer's direction (ambiguity A7) */
-			c->rx_seq_start = tcp_sk(sk)->copied_seq;
-			c->stats.startup_octets_rx += need;
-			c->peer = f;
-			c->have_peer = true;
-			if (c->role == MPA_ROLE_INITIATOR)
-				mpa_reply_in(c);
-			else
-				mpa_request_in(c);
+		}
+		if (avail >= need &&
+		    !mpa_rxq_peek(sk, MPA_FRAME_HDR_SIZE, pd, f.pd_len)) {
+			mpa_startup_frame_in(c, &f, pd, need);
 			return;
 		}
+		kfree(pd);
 	}
 
 	/*
@@ -241,7 +331,8 @@ static void mpa_startup_rx(struct mpa_conn *c)
  * mpa_startup_process() - make what progress the socket allows
  * @c: the connection, socket locked, process context
  *
- * Reads a complete startup frame, sends what is left of ours.
+ * Reads a complete startup frame, sends what is left of ours, and frees
+ * the startup object once the startup is over and our frame is out.
  */
 void mpa_startup_process(struct mpa_conn *c)
 {
@@ -253,6 +344,7 @@ void mpa_startup_process(struct mpa_conn *c)
 	}
 	if (c->tx_sent != c->tx_len)
 		mpa_startup_push(c);
+	mpa_startup_end(c);
 }
 
 /**
@@ -281,7 +373,8 @@ int mpa_startup_check_config(const struct mpa_conn *c)
  * frame already queued by the peer is read right away.
  *
  * Return: 0 once started, -EALREADY while in progress, -EISCONN when done,
- * or a configuration error (see mpa_startup_check_config()).
+ * -ENOTCONN without a connection, -ENOMEM without memory for the startup
+ * phase, or a configuration error (see mpa_startup_check_config()).
  */
 int mpa_startup_start(struct mpa_conn *c)
 {
@@ -300,13 +393,18 @@ int mpa_startup_start(struct mpa_conn *c)
 	if ((1 << c->sk->sk_state) & ~(TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))
 		return -ENOTCONN;
 
+	/* the socket's allocation flags; the cache is SLAB_ACCOUNT */
+	c->st = kmem_cache_zalloc(mpa_startup_cache, c->sk->sk_allocation);
+	if (!c->st)
+		return -ENOMEM;
 	mpa_startup_timer(c);
 	if (c->role == MPA_ROLE_INITIATOR) {
 		mpa_request_frame(&c->policy, &req);
 		ret = mpa_frame_build(&req, c->local_pd, c->local_pd_len,
-				      c->tx_frame, sizeof(c->tx_frame));
+				      c->st->tx_frame, sizeof(c->st->tx_frame));
 		if (ret < 0) {
 			timer_delete(&c->timer);
+			mpa_startup_release(c);
 			return ret;
 		}
 		WRITE_ONCE(c->state, MPA_STATE_AWAIT_REPLY);
@@ -357,6 +455,7 @@ static int mpa_startup_refuse(struct mpa_conn *c)
 int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
 		       u32 pd_len)
 {
+	struct mpa_startup *st;
 	int len;
 
 	if (c->role == MPA_ROLE_INITIATOR)
@@ -365,17 +464,18 @@ int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
 		return -c->err.errnum;
 	if (mpa_conn_state(c) != MPA_STATE_REQUEST_RECEIVED)
 		return -EINVAL;
-	if (pd_len > (c->neg.reply.enhanced ? MPA_V2_PRIVATE_DATA :
-					      MPA_MAX_PRIVATE_DATA))
+	st = c->st;
+	if (pd_len > (st->neg.reply.enhanced ? MPA_V2_PRIVATE_DATA :
+					       MPA_MAX_PRIVATE_DATA))
 		return -EMSGSIZE;
-	len = mpa_reply_build(&c->neg, reject, pd, pd_len, c->tx_frame,
-			      sizeof(c->tx_frame));
+	len = mpa_reply_build(&st->neg, reject, pd, pd_len, st->tx_frame,
+			      sizeof(st->tx_frame));
 	if (len < 0)
 		return len;
 	if (reject)
 		mpa_conn_set_state(c, MPA_STATE_REJECTED);
 	else
-		mpa_enter_full(c, &c->neg.params);
+		mpa_enter_full(c, &st->neg.params);
 	mpa_startup_send(c, len);
 	return 0;
 }
