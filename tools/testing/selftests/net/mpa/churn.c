@@ -30,9 +30,9 @@
  * Afterwards, once TCP has torn the connections down (TIME_WAIT holds no
  * MPA object), what must be back where it started: the namespace's TCP
  * sockets in use (/proc/net/sockstat), its MPA connections by state
- * (/proc/net/mpa_stat), and the module's slab objects (mpa_conn, and
- * mpa_tx_rec unless its cache is shared with another): no object leaked,
- * none freed twice. MpaAttached must count every attach.
+ * (/proc/net/mpa_stat), and the module's slab objects (mpa_conn,
+ * mpa_startup, and mpa_tx_rec unless its cache is shared with another): no
+ * object leaked, none freed twice. MpaAttached must count every attach.
  *
  * MPA_CHURN_SEED, MPA_CHURN_CONNS and MPA_CHURN_THREADS override the seed
  * (printed), the number of connections (2000) and threads (4).
@@ -712,7 +712,7 @@ static void ch_sum(struct ch_counts *sum, const struct ch_counts *n)
 struct ch_level {
 	struct s_sockstat ss;
 	struct s_mpa_stat ms;
-	long long conns, recs;
+	long long conns, starts, recs;
 };
 
 static int ch_level(struct ch_level *lv, int *rec_aliases)
@@ -720,17 +720,18 @@ static int ch_level(struct ch_level *lv, int *rec_aliases)
 	if (s_sockstat(&lv->ss) || s_mpa_stat(&lv->ms))
 		return -1;
 	lv->conns = s_slab_objects("mpa_conn", NULL);
+	lv->starts = s_slab_objects("mpa_startup", NULL);
 	lv->recs = s_slab_objects("mpa_tx_rec", rec_aliases);
-	return lv->conns < 0 ? -1 : 0;
+	return lv->conns < 0 || lv->starts < 0 ? -1 : 0;
 }
 
 static void ch_print_level(const char *what, const struct ch_level *lv)
 {
 	fprintf(stderr,
-		"# %s: TCP inuse %lld tw %lld (orphans %lld machine-wide); MPA connections listed %lld (Full %lld); slab objects mpa_conn %lld mpa_tx_rec %lld\n",
+		"# %s: TCP inuse %lld tw %lld (orphans %lld machine-wide); MPA connections listed %lld (Full %lld); slab objects mpa_conn %lld mpa_startup %lld mpa_tx_rec %lld\n",
 		what, lv->ss.inuse, lv->ss.tw, lv->ss.orphan,
 		lv->ms.curr_total, lv->ms.curr[MPA_STATE_FULL], lv->conns,
-		lv->recs);
+		lv->starts, lv->recs);
 }
 
 FIXTURE(churn) {
@@ -820,7 +821,7 @@ TEST_F_TIMEOUT(churn, connections, 1500)
 		ASSERT_EQ(0, ch_level(&now, NULL));
 		if (now.ss.inuse == start.ss.inuse &&
 		    now.ms.curr_total == start.ms.curr_total &&
-		    now.conns == start.conns &&
+		    now.conns == start.conns && now.starts == start.starts &&
 		    (rec_aliases || now.recs == start.recs))
 			break;
 		if (t_now_ms() - t1 > CH_SETTLE)
@@ -836,6 +837,7 @@ TEST_F_TIMEOUT(churn, connections, 1500)
 	EXPECT_EQ(start.ss.inuse, now.ss.inuse);
 	EXPECT_EQ(start.ms.curr_total, now.ms.curr_total);
 	EXPECT_EQ(start.conns, now.conns);
+	EXPECT_EQ(start.starts, now.starts);
 	if (rec_aliases)
 		fprintf(stderr, "# mpa_tx_rec shares its slab cache with %d other(s): not counted\n",
 			rec_aliases);

@@ -11,10 +11,13 @@
  * in M1 already: M2 - M1 and M3 - M1 are MPA's, per MPA socket:
  *
  *   - the mpa_conn slab cache holds exactly one object per MPA socket;
+ *   - no startup object (mpa_startup) is left in Full Operation: the
+ *     startup's buffers go as soon as it is over;
  *   - no FPDU record (mpa_tx_rec) is left once the ULPDUs went out;
  *   - the memory in use (MemTotal - MemFree, after dropping caches) grew
- *     by at most MPA_IDLE_BOUND octets per MPA socket (4096): an idle
- *     connection holds no page fragment, no copy buffer;
+ *     by at most ID_BOUND octets per MPA socket (1024): an idle
+ *     connection holds no page fragment, no copy buffer, no startup
+ *     buffer;
  *   - no startup timer is left armed: the timer events (tracefs) show an
  *     mpa_conn_timeout timer started per MPA_START (and perhaps again as
  *     the Responder's Request arrives) and none expiring,
@@ -32,7 +35,7 @@
 #define ID_CONNS	10000
 #define ID_LISTENERS	8
 #define ID_WAIT		20000	/* ms: one step of one connection */
-#define ID_BOUND	4096	/* octets of memory per MPA socket, at most */
+#define ID_BOUND	1024	/* octets of memory per MPA socket, at most */
 #define ID_MSG		64	/* the plain TCP message each way */
 
 struct id_pair {
@@ -42,7 +45,7 @@ struct id_pair {
 /* Memory in use, in KiB, after dropping what the kernel can drop */
 struct id_mem {
 	long long used, slab, sunreclaim;
-	long long conns, recs;
+	long long conns, starts, recs;
 	long long conn_slabs;
 };
 
@@ -54,6 +57,7 @@ static int id_mem(struct id_mem *m)
 	if (s_write_file("/proc/sys/vm/drop_caches", "3"))
 		return -1;
 	m->conns = s_slab_objects("mpa_conn", NULL);
+	m->starts = s_slab_objects("mpa_startup", NULL);
 	m->recs = s_slab_objects("mpa_tx_rec", NULL);
 	m->conn_slabs = s_slab_attr("mpa_conn", "slabs");
 	total = s_meminfo("MemTotal");
@@ -66,9 +70,9 @@ static int id_mem(struct id_mem *m)
 
 static void id_print(const char *what, const struct id_mem *m)
 {
-	fprintf(stderr, "# %s: used %lld KiB, Slab %lld KiB (unreclaimable %lld KiB); mpa_conn %lld objects in %lld slabs; mpa_tx_rec %lld objects\n",
+	fprintf(stderr, "# %s: used %lld KiB, Slab %lld KiB (unreclaimable %lld KiB); mpa_conn %lld objects in %lld slabs; mpa_startup %lld objects; mpa_tx_rec %lld objects\n",
 		what, m->used, m->slab, m->sunreclaim, m->conns, m->conn_slabs,
-		m->recs);
+		m->starts, m->recs);
 }
 
 /* tracefs: the startup timer's events */
@@ -359,6 +363,9 @@ TEST_F_TIMEOUT(idle, ten_thousand, 1500)
 		2 * per3);
 	EXPECT_EQ(m1.conns + 2 * n, m2.conns);
 	EXPECT_EQ(m1.conns + 2 * n, m3.conns);
+	EXPECT_LE(0, m2.starts);
+	EXPECT_EQ(m1.starts, m2.starts);
+	EXPECT_EQ(m1.starts, m3.starts);
 	EXPECT_EQ(m1.recs, m3.recs);
 	EXPECT_GE(ID_BOUND, per2);
 	EXPECT_GE(ID_BOUND, per3);

@@ -440,6 +440,7 @@ TEST_F(pair, private_data_both_ways)
 {
 	uint8_t a[MPA_MAX_PRIVATE_DATA], b[MPA_MAX_PRIVATE_DATA];
 	uint8_t got[MPA_MAX_PRIVATE_DATA + 8];
+	socklen_t len;
 
 	t_pattern(a, sizeof(a), 10);
 	t_pattern(b, sizeof(b), 11);
@@ -451,6 +452,13 @@ TEST_F(pair, private_data_both_ways)
 	EXPECT_BYTES(a, got, sizeof(a));
 	ASSERT_EQ(sizeof(b), mpa_peer_pd(self->i, got, sizeof(got)));
 	EXPECT_BYTES(b, got, sizeof(b));
+	/* The startup's buffers are gone: what it reported stays readable */
+	EXPECT_MPA_STATE(self->i, MPA_STATE_FULL);
+	EXPECT_MPA_STATE(self->r, MPA_STATE_FULL);
+	len = sizeof(got);
+	ASSERT_EQ(0, getsockopt(self->i, SOL_MPA, MPA_PRIVATE_DATA, got, &len));
+	ASSERT_EQ(sizeof(a), len);
+	EXPECT_BYTES(a, got, sizeof(a));
 }
 
 TEST_F(pair, rev2_private_data_both_ways)
