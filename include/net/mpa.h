@@ -66,7 +66,9 @@ struct mpa_kparams {
  * @request: Responder: a valid Request arrived. Judge its Private Data and
  *	answer with mpa_kaccept() or mpa_kreject(), here or later from any
  *	process context, within the startup timeout (@timeout_ms, started
- *	again when the Request arrived); else @error reports the timeout
+ *	again when the Request arrived); else @error reports the timeout.
+ *	Here and in @reply, the Private Data is @pd_len octets at @pd (NULL
+ *	when there is none)
  * @reply: Initiator: the Reply arrived (&mpa_frame_info.flags has
  *	%MPA_FRAME_REJECT if the Responder rejected); @established or
  *	@error follows, unless mpa_kreject() here refuses the Reply's
@@ -79,7 +81,8 @@ struct mpa_kparams {
  *	to leave it queued: TCP's window closes, nothing is dropped, and
  *	@ulpdu is called with it again after mpa_kresume()
  * @error: the connection failed: a startup error (code 4, or 1 when TCP
- *	closed; the startup is over and TCP closed), a reject (code 0: the
+ *	closed, or 0 with %ENOMEM when the peer's Private Data found no
+ *	memory; the startup is over and TCP closed), a reject (code 0: the
  *	peer's, or on a Responder MPA's own for want of a common RTR type;
  *	TCP stays open), a CRC (2) or Marker (3)
  *	error (no more ULPDUs arrive; sending still works, e.g. for a
