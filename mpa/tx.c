@@ -4,8 +4,9 @@
  *
  * The ULPDU is copied once from the caller into page fragments laid out as
  * the FPDU's whole wire image (Markers, ULPDU_Length, ULPDU, PAD, CRC), the
- * CRC computed over the copy as it is made, and the pages are handed to TCP
- * with MSG_SPLICE_PAGES.
+ * CRC computed over the copy as it is made (with CRCs off, the field is
+ * zero and nothing is computed: requirements A10), and the pages are
+ * handed to TCP with MSG_SPLICE_PAGES.
  *
  * Segments (Appendix A, R-4.5-5): TCP may put several FPDUs in one segment,
  * as it packs small sends when the sender is ahead of the wire, but never
@@ -185,15 +186,28 @@ static u32 mpa_tx_rec_crc(struct mpa_tx_rec *r, u32 off, u32 len, u32 crc)
 }
 
 /*
+ * Does the connection send real CRCs? Only if C=1 in either startup frame.
+ * With C=0 in both, neither side checks the field (R-7.1.1-9, R-4.1-6) and
+ * it may hold anything: we send zero and compute nothing (requirements
+ * A10's "zero CRC"), which saves a pass over every octet sent.
+ */
+static bool mpa_tx_crc_on(const struct mpa_conn *c)
+{
+	return c->params.crc;
+}
+
+/*
  * Write the pieces of @r that are not ULPDU octets, per its final layout.
  * With @copy, also copy the ULPDU from @from, computing the CRC on the way;
  * else the ULPDU is already in place and the CRC is a pass of its own.
+ * Without @crc (CRCs off for the connection) the CRC field is zero and no
+ * CRC is computed (see mpa_tx_crc_on()).
  */
 static int mpa_tx_rec_fill(struct mpa_tx_rec *r, struct iov_iter *from,
-			   bool copy)
+			   bool copy, bool crc_on)
 {
 	const struct mpa_fpdu_layout *lo = &r->lo;
-	u32 crc = mpa_crc_init();
+	u32 crc = mpa_crc_init(), *reg = crc_on ? &crc : NULL;
 	struct mpa_piece_iter it;
 	u8 tmp[MPA_MARKER_SIZE];
 	struct mpa_piece p;
@@ -205,21 +219,20 @@ static int mpa_tx_rec_fill(struct mpa_tx_rec *r, struct iov_iter *from,
 		case MPA_PIECE_ULPDU:
 			if (copy) {
 				ret = mpa_tx_rec_copy_in(r, p.off, from, p.len,
-							 &crc);
+							 reg);
 				if (ret)
 					return ret;
-			} else {
+			} else if (crc_on) {
 				crc = mpa_tx_rec_crc(r, p.off, p.len, crc);
 			}
 			break;
 		case MPA_PIECE_CRC:
-			/* R-4.4-3: always computed; checked only when on */
-			mpa_crc_put(tmp, mpa_crc_final(crc));
+			mpa_crc_put(tmp, crc_on ? mpa_crc_final(crc) : 0);
 			mpa_tx_rec_write(r, p.off, tmp, MPA_CRC_SIZE, NULL);
 			break;
 		default:
 			mpa_piece_fill(lo, &p, tmp);
-			mpa_tx_rec_write(r, p.off, tmp, p.len, &crc);
+			mpa_tx_rec_write(r, p.off, tmp, p.len, reg);
 			break;
 		}
 	}
@@ -257,7 +270,7 @@ static void mpa_tx_close_open(struct mpa_conn *c)
 		c->tx_open = r;
 		return;
 	}
-	mpa_tx_rec_fill(r, NULL, false);
+	mpa_tx_rec_fill(r, NULL, false, mpa_tx_crc_on(c));
 	mpa_tx_uncharge(c, r, r->len - r->lo.span);
 	r->len = r->lo.span;
 	list_add_tail(&r->list, &c->tx_queue);
@@ -331,7 +344,7 @@ static int mpa_tx_one(struct mpa_conn *c, struct iov_iter *from, u32 len)
 		return -ENOMEM;
 	ret = mpa_tx_rec_grow(c, r, r->lo.span);
 	if (!ret)
-		ret = mpa_tx_rec_fill(r, from, true);
+		ret = mpa_tx_rec_fill(r, from, true, mpa_tx_crc_on(c));
 	if (ret) {
 		mpa_tx_rec_free(c, r);
 		return ret;
@@ -392,6 +405,7 @@ static int mpa_tx_rec_pages(struct mpa_conn *c, struct mpa_tx_rec *r,
 {
 	const struct mpa_fpdu_layout *lo = &r->lo;
 	u32 crc = mpa_crc_init(), boff = 0;
+	bool crc_on = mpa_tx_crc_on(c);
 	struct mpa_piece_iter it;
 	u8 tmp[MPA_MARKER_SIZE];
 	struct mpa_piece p;
@@ -411,11 +425,12 @@ static int mpa_tx_rec_pages(struct mpa_conn *c, struct mpa_tx_rec *r,
 				return r->nr_chunks == MPA_TX_CHUNKS ? -E2BIG :
 				       ret;
 			if (p.type == MPA_PIECE_CRC) {
-				mpa_crc_put(tmp, mpa_crc_final(crc));
+				mpa_crc_put(tmp, crc_on ? mpa_crc_final(crc) : 0);
 				mpa_tx_rec_write(r, p.off, tmp, p.len, NULL);
 			} else {
 				mpa_piece_fill(lo, &p, tmp);
-				mpa_tx_rec_write(r, p.off, tmp, p.len, &crc);
+				mpa_tx_rec_write(r, p.off, tmp, p.len,
+						 crc_on ? &crc : NULL);
 			}
 			continue;
 		}
@@ -433,8 +448,10 @@ static int mpa_tx_rec_pages(struct mpa_conn *c, struct mpa_tx_rec *r,
 					      bv[i].bv_offset + boff, n);
 			if (ret)
 				return ret;
-			crc = mpa_tx_page_crc(bv[i].bv_page,
-					      bv[i].bv_offset + boff, n, crc);
+			if (crc_on)
+				crc = mpa_tx_page_crc(bv[i].bv_page,
+						      bv[i].bv_offset + boff,
+						      n, crc);
 			boff += n;
 			left -= n;
 		}

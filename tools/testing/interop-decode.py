@@ -14,7 +14,8 @@ must have decoded, from the capture alone:
     untagged Send's QN, MSN, MO and payload length, a tagged Write, a
     Terminate) and nothing else;
   - "Good CRC32" on every FPDU where CRC is on; where it is off, no CRC
-    check, and a zero CRC field in siw's FPDUs (siw computes none);
+    check, and a zero CRC field in every FPDU, siw's and ours (neither
+    computes one: requirements A10);
   - no Markers, nothing malformed, and the startup frame and FPDUs
     covering every octet each side sent.
 A case passes when that holds and every check the guest made passed.
@@ -148,10 +149,10 @@ def check_case(case, cdir):
                 fails.append(f"{who}'s FPDU of {pdu['length']} octets: "
                              f"tshark checked its CRC ({pdu['crc']}) with "
                              "CRC off")
-            if not crc_on and src == SIW and pdu["crc_field"] != 0:
-                fails.append(f"siw's FPDU of {pdu['length']} octets has CRC "
-                             f"field 0x{pdu['crc_field'] or 0:08x} with CRC "
-                             "off")
+            if not crc_on and pdu["crc_field"] != 0:
+                fails.append(f"{'siw' if src == SIW else 'mpa'}'s FPDU of "
+                             f"{pdu['length']} octets has CRC field "
+                             f"0x{pdu['crc_field'] or 0:08x} with CRC off")
         if side["octets"] != side["stream"]:
             fails.append(f"{who}: the decoded startup frame and FPDUs cover "
                          f"{side['octets']} octets of a {side['stream']}-"
