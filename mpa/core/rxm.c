@@ -145,7 +145,7 @@ static void mpa_rxm_marker(struct mpa_rxm *m, u32 at)
  */
 u32 mpa_rxm_feed(struct mpa_rxm *m, const void *buf, u32 len)
 {
-	const u8 *p = buf;
+	const u8 *p = buf, *sum = NULL;	/* CRC-covered, not summed: [sum, p) */
 	u32 left = len;
 
 	while (left && m->state == MPA_RXM_MORE) {
@@ -155,6 +155,10 @@ u32 mpa_rxm_feed(struct mpa_rxm *m, const void *buf, u32 len)
 		end = m->have_lo ? m->lo.span - MPA_CRC_SIZE :
 				   m->hdr_off + MPA_HDR_SIZE;
 		if (w >= end) {
+			if (sum) {
+				m->reg = mpa_crc_update(m->reg, sum, p - sum);
+				sum = NULL;
+			}
 			/* The CRC field, never CRC-covered itself */
 			n = min(m->lo.span - w, left);
 			memcpy(m->field + (w - end), p, n);
@@ -183,8 +187,13 @@ u32 mpa_rxm_feed(struct mpa_rxm *m, const void *buf, u32 len)
 			if (m->markers)
 				n = min(n, MPA_MARKER_INTERVAL - moff);
 		}
-		if (m->crc)
-			m->reg = mpa_crc_update(m->reg, p, n);
+		/*
+		 * Covered octets follow each other in @buf up to the CRC
+		 * field: one CRC call for all of them, at the field or at
+		 * the end of @buf.
+		 */
+		if (m->crc && !sum)
+			sum = p;
 		m->fed += n;
 		p += n;
 		left -= n;
@@ -196,6 +205,8 @@ u32 mpa_rxm_feed(struct mpa_rxm *m, const void *buf, u32 len)
 			mpa_rxm_layout(m);
 		}
 	}
+	if (sum)
+		m->reg = mpa_crc_update(m->reg, sum, p - sum);
 	return len - left;
 }
 EXPORT_SYMBOL_IF_KUNIT(mpa_rxm_feed);
