@@ -24,6 +24,7 @@
  */
 #include <linux/bvec.h>
 #include <linux/highmem.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <net/hotdata.h>
@@ -197,17 +198,26 @@ static bool mpa_tx_crc_on(const struct mpa_conn *c)
 }
 
 /*
+ * The CRC runs over a range of the wire image once it is this long, or
+ * at the CRC field: a small FPDU takes one CRC call in all, however many
+ * pieces it has, and a large one is summed while its octets are still in
+ * the cache. A ULPDU piece this long is summed as it is copied.
+ */
+#define MPA_TX_CRC_BATCH	SZ_4K
+
+/*
  * Write the pieces of @r that are not ULPDU octets, per its final layout.
- * With @copy, also copy the ULPDU from @from, computing the CRC on the way;
- * else the ULPDU is already in place and the CRC is a pass of its own.
- * Without @crc (CRCs off for the connection) the CRC field is zero and no
- * CRC is computed (see mpa_tx_crc_on()).
+ * With @copy, also copy the ULPDU from @from; else the ULPDU is already in
+ * place. The CRC covers the wire image up to the CRC field, summed in
+ * ranges of up to MPA_TX_CRC_BATCH octets as they are written; without
+ * @crc_on (CRCs off for the connection) the CRC field is zero and no CRC
+ * is computed (see mpa_tx_crc_on()).
  */
 static int mpa_tx_rec_fill(struct mpa_tx_rec *r, struct iov_iter *from,
 			   bool copy, bool crc_on)
 {
 	const struct mpa_fpdu_layout *lo = &r->lo;
-	u32 crc = mpa_crc_init(), *reg = crc_on ? &crc : NULL;
+	u32 crc = mpa_crc_init(), done = 0;	/* summed: wire [0, done) */
 	struct mpa_piece_iter it;
 	u8 tmp[MPA_MARKER_SIZE];
 	struct mpa_piece p;
@@ -217,23 +227,36 @@ static int mpa_tx_rec_fill(struct mpa_tx_rec *r, struct iov_iter *from,
 	while (mpa_fpdu_next_piece(lo, &it, &p)) {
 		switch (p.type) {
 		case MPA_PIECE_ULPDU:
-			if (copy) {
+			if (!copy)
+				break;
+			if (crc_on && p.len >= MPA_TX_CRC_BATCH) {
+				crc = mpa_tx_rec_crc(r, done, p.off - done, crc);
+				done = p.off + p.len;
 				ret = mpa_tx_rec_copy_in(r, p.off, from, p.len,
-							 reg);
-				if (ret)
-					return ret;
-			} else if (crc_on) {
-				crc = mpa_tx_rec_crc(r, p.off, p.len, crc);
+							 &crc);
+			} else {
+				ret = mpa_tx_rec_copy_in(r, p.off, from, p.len,
+							 NULL);
 			}
+			if (ret)
+				return ret;
 			break;
 		case MPA_PIECE_CRC:
-			mpa_crc_put(tmp, crc_on ? mpa_crc_final(crc) : 0);
+			if (crc_on)
+				crc = mpa_crc_final(mpa_tx_rec_crc(r, done,
+								   p.off - done,
+								   crc));
+			mpa_crc_put(tmp, crc_on ? crc : 0);
 			mpa_tx_rec_write(r, p.off, tmp, MPA_CRC_SIZE, NULL);
-			break;
+			continue;
 		default:
 			mpa_piece_fill(lo, &p, tmp);
-			mpa_tx_rec_write(r, p.off, tmp, p.len, reg);
+			mpa_tx_rec_write(r, p.off, tmp, p.len, NULL);
 			break;
+		}
+		if (crc_on && p.off + p.len - done >= MPA_TX_CRC_BATCH) {
+			crc = mpa_tx_rec_crc(r, done, p.off + p.len - done, crc);
+			done = p.off + p.len;
 		}
 	}
 	return 0;
@@ -248,10 +271,15 @@ static struct mpa_tx_rec *mpa_tx_rec_new(struct mpa_conn *c, u32 len)
 {
 	struct mpa_tx_rec *r;
 
-	/* the socket's flags; the cache is SLAB_ACCOUNT (memory cgroup) */
-	r = kmem_cache_zalloc(mpa_tx_rec_cache, c->sk->sk_allocation);
+	/*
+	 * The socket's flags; the cache is SLAB_ACCOUNT (memory cgroup).
+	 * Only the chunks in use (nr_chunks) are ever read: the rest of
+	 * the array is left as it is.
+	 */
+	r = kmem_cache_alloc(mpa_tx_rec_cache, c->sk->sk_allocation);
 	if (!r)
 		return NULL;
+	memset(r, 0, offsetof(struct mpa_tx_rec, chunks));
 	mpa_fpdu_layout(&r->lo, c->tx_pos, c->params.tx_markers, len);
 	return r;
 }
@@ -539,6 +567,21 @@ static unsigned int mpa_tx_rec_frags(const struct mpa_tx_rec *r, u32 off)
 }
 
 /*
+ * Would @r's page fragments take an skb holding @frags already past the
+ * most fragments an skb may have? A chunk of n octets takes at most
+ * n / PAGE_SIZE + 2 fragments: the walk over the chunks is only needed
+ * when that bound says it may (seldom: an FPDU's chunks are few).
+ */
+static bool mpa_tx_frags_over(const struct mpa_tx_rec *r, unsigned int frags)
+{
+	unsigned int max = READ_ONCE(net_hotdata.sysctl_max_skb_frags);
+
+	if (frags + r->len / PAGE_SIZE + 2 * r->nr_chunks <= max)
+		return false;
+	return frags + mpa_tx_rec_frags(r, 0) > max;
+}
+
+/*
  * Before TCP takes FPDU @r (none of it yet): make sure no segment splits
  * an FPDU that fits in one (Appendix A, R-4.5-5), while letting several
  * FPDUs share a segment when the sender is ahead of the wire, as TCP packs
@@ -584,8 +627,7 @@ static void mpa_tx_align(struct mpa_conn *c, const struct mpa_tx_rec *r)
 	frags = skb_shinfo(tail)->nr_frags;
 	if ((used && r->len > mss - used) ||
 	    (tail->len + r->len > mss && after(end, tcp_wnd_end(tp))) ||
-	    (frags && frags + mpa_tx_rec_frags(r, 0) >
-		      READ_ONCE(net_hotdata.sysctl_max_skb_frags)) ||
+	    (frags && mpa_tx_frags_over(r, frags)) ||
 	    before(TCP_SKB_CB(tail)->seq, c->tx_seq_start))
 		TCP_SKB_CB(tail)->eor = 1;
 }
