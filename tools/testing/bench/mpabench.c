@@ -31,11 +31,13 @@
  *              plain TCP connections: slab memory per MPA socket
  *
  * Usage: mpabench [-r ROUNDS] [-s SCALE%] [-n CONNS] [-p PARTS] [-N]
- *                 [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE]
+ *                 [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE] [-M MODES]
  * (PARTS: a comma-separated list of the part names above, default all;
  * -N: TCP_NODELAY on every connection, TCP and MPA alike; -c: the
  * throughput threads free, all on CPU 0, or sender on 0 and receiver on
- * 1; -P, -D, -S: one path, direction or ULPDU size only, 0 for MULPDU).
+ * 1; -P, -D, -S: one path, direction or ULPDU size only, 0 for MULPDU;
+ * -M: the MPA modes of the throughput part, a string of their numbers:
+ * 0 CRC, 1 CRC and Markers, 2 no CRC, 3 no CRC and Markers, default 0123).
  */
 #include <arpa/inet.h>
 #include <linux/if_alg.h>
@@ -66,6 +68,7 @@ static int nodelay;		/* -N: TCP_NODELAY on every data socket */
 static int cpus_mode;		/* -c: 0 free, 1 all on CPU 0, 2 tx 0 rx 1 */
 static const char *only_path, *only_dir;	/* -P veth|lo, -D one|both */
 static long only_size = -1;		/* -S: one ULPDU size (0: MULPDU) */
+static const char *only_modes = "0123";	/* -M: throughput modes */
 static const char *parts = "crc,throughput,align,pingpong,setup,memory";
 static double crc_mbs;		/* the CRC limit, MB/s; 0: not measured */
 
@@ -517,6 +520,12 @@ static size_t cell_size(enum path p, size_t size, const struct mode *m)
 	       mss_cell;
 }
 
+/* Is MPA mode @k (m_mpa[]) in -M's list? */
+static bool mode_wanted(unsigned int k)
+{
+	return strchr(only_modes, '0' + k);
+}
+
 /* Medians of a cell's ratios: to TCP, to the CRC limit */
 struct ratios {
 	double tcp, limit;
@@ -586,6 +595,8 @@ static void part_throughput(void)
 				 */
 				for (r = 0; r < rounds; r++)
 					for (k = 0; k < NR_MPA; k++) {
+						if (!mode_wanted(k))
+							continue;
 						tcp[k][r] = xfer(p, &m_tcp, ts,
 								 total, both);
 						mpa[k][r] = xfer(p, &m_mpa[k],
@@ -595,6 +606,9 @@ static void part_throughput(void)
 					}
 				for (k = 0; k < NR_MPA; k++) {
 					char label[40];
+
+					if (!mode_wanted(k))
+						continue;
 
 					snprintf(label, sizeof(label), "%zu %s",
 						 cell_size(p, cells[c].size,
@@ -1217,7 +1231,7 @@ int main(int argc, char **argv)
 	struct utsname u;
 	int opt, mss[2], cli, srv;
 
-	while ((opt = getopt(argc, argv, "r:s:n:p:Nc:P:D:S:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:s:n:p:Nc:P:D:S:M:")) != -1) {
 		switch (opt) {
 		case 'r':
 			rounds = atoi(optarg);
@@ -1246,8 +1260,11 @@ int main(int argc, char **argv)
 		case 'S':
 			only_size = atol(optarg);
 			break;
+		case 'M':
+			only_modes = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: mpabench [-r ROUNDS] [-s SCALE%%] [-n CONNS] [-p PARTS] [-N] [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE]\n");
+			fprintf(stderr, "usage: mpabench [-r ROUNDS] [-s SCALE%%] [-n CONNS] [-p PARTS] [-N] [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE] [-M MODES]\n");
 			return 2;
 		}
 	}
