@@ -520,9 +520,12 @@ static int mpa_rx_wait(struct mpa_conn *c, long *timeo)
 
 	add_wait_queue(sk_sleep(sk), &wait);
 	sk_set_bit(SOCKWQ_ASYNC_WAITDATA, sk);
+	/* the caller judges what woke us: mpa_rx_ulpdu() comes next */
+	WRITE_ONCE(c->rx_waiting, true);
 	sk_wait_event(sk, timeo, READ_ONCE(c->rx_ready) ||
 		      READ_ONCE(sk->sk_err) ||
 		      (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN), &wait);
+	WRITE_ONCE(c->rx_waiting, false);
 	sk_clear_bit(SOCKWQ_ASYNC_WAITDATA, sk);
 	remove_wait_queue(sk_sleep(sk), &wait);
 	return 0;
@@ -686,6 +689,44 @@ void mpa_rx_start(struct mpa_conn *c)
 	mpa_rx_probe(c);
 }
 
+/*
+ * May the FPDU coming in be left for the reader to judge? Only when a
+ * reader sleeps in recv, which judges it as soon as it wakes, and nobody
+ * else needs the verdict first (the Responder rule, an in-kernel
+ * consumer, copy mode).
+ */
+static bool mpa_rx_defer(const struct mpa_conn *c)
+{
+	return READ_ONCE(c->rx_waiting) && !READ_ONCE(c->rx_err) &&
+	       !READ_ONCE(c->tx_held) && !c->kops && !c->rx_cfill &&
+	       mpa_rxm_state(&c->rxm) == MPA_RXM_MORE;
+}
+
+/*
+ * A reader sleeps in recv: read the next FPDU's ULPDU_Length only, and
+ * wake the reader once all of its span is queued. The reader's recv then
+ * runs the CRC pass and judges it on its own CPU, instead of this softirq
+ * (on the veth and loopback paths, the sender's CPU, which already made
+ * the sender's CRC pass). Return: true once the FPDU is all queued.
+ */
+static bool mpa_rx_lookahead(struct mpa_conn *c)
+{
+	struct mpa_rxm *m = &c->rxm;
+	struct sock *sk = c->sk;
+	u32 fed = mpa_rxm_fed(m), avail = tcp_inq(sk);
+
+	if (!mpa_rxm_span_known(m) && avail > fed)
+		mpa_rxq_feed(&sk->sk_receive_queue,
+			     tcp_sk(sk)->copied_seq + fed,
+			     min(avail - fed, mpa_rxm_extent(m) - fed), m);
+	if (mpa_rxm_state(m) != MPA_RXM_MORE)
+		return mpa_rx_probe(c);		/* ULPDU_Length refused */
+	if (!mpa_rxm_span_known(m) || avail < mpa_rxm_extent(m))
+		return false;
+	WRITE_ONCE(c->rx_ready, true);
+	return true;
+}
+
 /**
  * mpa_rx_data_ready() - new data for a connection in Full Operation
  * @c: the connection; socket owned or bh-locked
@@ -695,7 +736,7 @@ void mpa_rx_start(struct mpa_conn *c)
  */
 void mpa_rx_data_ready(struct mpa_conn *c)
 {
-	bool ready = mpa_rx_probe(c);
+	bool ready = mpa_rx_defer(c) ? mpa_rx_lookahead(c) : mpa_rx_probe(c);
 
 	if (READ_ONCE(c->rx_err) || (ready && READ_ONCE(c->tx_held)) ||
 	    (ready && c->kops) || mpa_rx_need_copy(c))

@@ -344,6 +344,17 @@ static inline u32 mpa_rxm_extent(const struct mpa_rxm *m)
 }
 
 /**
+ * mpa_rxm_span_known() - has the current FPDU's ULPDU_Length been read?
+ * @m: the machine
+ *
+ * Return: true once mpa_rxm_extent() is the FPDU's whole span.
+ */
+static inline bool mpa_rxm_span_known(const struct mpa_rxm *m)
+{
+	return m->have_lo;
+}
+
+/**
  * mpa_rxm_ulpdu_len() - ULPDU_Length of the FPDU judged valid
  * @m: the machine, in %MPA_RXM_FPDU
  *
