@@ -85,10 +85,19 @@ static void mpa_write_space(struct sock *sk)
 {
 	struct mpa_conn *c = mpa_conn(sk);
 
-	/* TCP made room: send the rest of a startup frame, or FPDUs */
+	/*
+	 * TCP made room: send the rest of a startup frame, or FPDUs. A
+	 * sender sleeping in mpa_tx_wait() pushes them itself once woken,
+	 * on its own CPU, without a round through the work.
+	 */
 	if (READ_ONCE(c->tx_sent) != READ_ONCE(c->tx_len) ||
-	    (mpa_conn_full(c) && mpa_tx_pending(c) && !READ_ONCE(c->tx_held)) ||
 	    READ_ONCE(c->kwant_room))
+		mpa_conn_schedule(c);
+	else if (mpa_conn_full(c) && mpa_tx_pending(c) &&
+		 !READ_ONCE(c->tx_held) && READ_ONCE(c->tx_waiting))
+		mpa_conn_wake(c);
+	else if (mpa_conn_full(c) && mpa_tx_pending(c) &&
+		 !READ_ONCE(c->tx_held))
 		mpa_conn_schedule(c);
 	c->saved_write_space(sk);
 }

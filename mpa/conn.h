@@ -120,6 +120,8 @@ enum {
  * @tx_queue: closed FPDUs not yet (fully) taken by TCP, in order
  * @tx_charged: octets of @tx_queue and @tx_open charged to sk_wmem_queued
  *	and sk_forward_alloc
+ * @tx_waiting: a sender sleeps in mpa_tx_wait(), pushing each time it
+ *	wakes: TCP's room wakes it rather than the connection's work
  * @rxm: the receive machine: every decision about the FPDUs received
  *	(positions from @rx_seq_start)
  * @rx_ready: the machine judged the next FPDU valid, or @rx_err is set,
@@ -195,6 +197,7 @@ struct mpa_conn {
 	int rx_err;
 	bool rx_ready;
 	bool rx_waiting;
+	bool tx_waiting;	/* beside rx_waiting: fills a hole */
 	bool rx_reset;
 
 	bool kernel;

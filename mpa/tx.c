@@ -762,9 +762,11 @@ static int mpa_tx_wait(struct mpa_conn *c, long *timeo,
 			ret = sock_intr_errno(*timeo);
 			break;
 		}
+		WRITE_ONCE(c->tx_waiting, true);
 		sk_wait_event(sk, timeo, READ_ONCE(sk->sk_err) ||
 			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN) ||
 			      done(c), &wait);
+		WRITE_ONCE(c->tx_waiting, false);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
 	return ret;
