@@ -261,6 +261,37 @@ static void mpa_rx_feed(struct mpa_conn *c)
 		     avail - off, m);
 }
 
+/*
+ * The current FPDU's span is known: make sure the receive window can hold
+ * it and the next ones behind it. MPA leaves an FPDU in TCP's queue, its
+ * octets closing the window, until the reader has judged and copied all
+ * of it; TCP's receive buffer autotuning, which sizes the window by what
+ * the reader took in the last round trip, would leave it at about one
+ * large FPDU: the sender would then wait for each FPDU to be read before
+ * it sends the next, the two ends taking turns instead of working at
+ * once. So grow the buffer (and the window clamp with it) for three of
+ * these FPDUs, as tcp_rcv_space_adjust() would grow it: not past
+ * tcp_rmem[2], and not when the user set SO_RCVBUF or autotuning is off.
+ */
+static void mpa_rx_window(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 win = 3 * mpa_rxm_extent(&c->rxm);
+	int rcvbuf;
+
+	if (!mpa_rxm_span_known(&c->rxm) || win <= READ_ONCE(tp->window_clamp) ||
+	    (sk->sk_userlocks & SOCK_RCVBUF_LOCK) ||
+	    !READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_moderate_rcvbuf))
+		return;
+	rcvbuf = min(tcp_space_from_win(sk, win),
+		     READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_rmem[2]));
+	if (rcvbuf > READ_ONCE(sk->sk_rcvbuf)) {
+		WRITE_ONCE(sk->sk_rcvbuf, rcvbuf);
+		WRITE_ONCE(tp->window_clamp, tcp_win_from_space(sk, rcvbuf));
+	}
+}
+
 /* RFC 5044 section 8 code to what recv returns */
 static int mpa_rx_errno(u32 code)
 {
@@ -302,6 +333,7 @@ bool mpa_rx_probe(struct mpa_conn *c)
 	if (READ_ONCE(c->rx_err))
 		return true;
 	mpa_rx_feed(c);
+	mpa_rx_window(c);
 	switch (mpa_rxm_state(&c->rxm)) {
 	case MPA_RXM_ERROR:
 		mpa_rx_fail(c);
@@ -721,6 +753,7 @@ static bool mpa_rx_lookahead(struct mpa_conn *c)
 			     min(avail - fed, mpa_rxm_extent(m) - fed), m);
 	if (mpa_rxm_state(m) != MPA_RXM_MORE)
 		return mpa_rx_probe(c);		/* ULPDU_Length refused */
+	mpa_rx_window(c);
 	if (!mpa_rxm_span_known(m) || avail < mpa_rxm_extent(m))
 		return false;
 	WRITE_ONCE(c->rx_ready, true);
