@@ -35,6 +35,7 @@
 #include <linux/export.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/sizes.h>
 #include <linux/uio.h>
 #include <kunit/visibility.h>
 #include <net/tcp.h>
@@ -721,17 +722,22 @@ void mpa_rx_start(struct mpa_conn *c)
 	mpa_rx_probe(c);
 }
 
+/* Unjudged octets worth moving the CRC pass to the reader for */
+#define MPA_RX_DEFER_MIN	SZ_1K
+
 /*
  * May the FPDU coming in be left for the reader to judge? Only when a
- * reader sleeps in recv, which judges it as soon as it wakes, and nobody
+ * reader sleeps in recv, which judges it as soon as it wakes, nobody
  * else needs the verdict first (the Responder rule, an in-kernel
- * consumer, copy mode).
+ * consumer, copy mode), and enough has come in for the move to pay: a
+ * small FPDU alone (a round trip of small ULPDUs) is judged at once.
  */
 static bool mpa_rx_defer(const struct mpa_conn *c)
 {
 	return READ_ONCE(c->rx_waiting) && !READ_ONCE(c->rx_err) &&
 	       !READ_ONCE(c->tx_held) && !c->kops && !c->rx_cfill &&
-	       mpa_rxm_state(&c->rxm) == MPA_RXM_MORE;
+	       mpa_rxm_state(&c->rxm) == MPA_RXM_MORE &&
+	       tcp_inq(c->sk) >= mpa_rxm_fed(&c->rxm) + MPA_RX_DEFER_MIN;
 }
 
 /*
