@@ -94,11 +94,12 @@ static void mpa_write_space(struct sock *sk)
 	    READ_ONCE(c->kwant_room))
 		mpa_conn_schedule(c);
 	else if (mpa_conn_full(c) && mpa_tx_pending(c) &&
-		 !READ_ONCE(c->tx_held) && READ_ONCE(c->tx_waiting))
-		mpa_conn_wake(c);
-	else if (mpa_conn_full(c) && mpa_tx_pending(c) &&
-		 !READ_ONCE(c->tx_held))
-		mpa_conn_schedule(c);
+		 !READ_ONCE(c->tx_held)) {
+		if (READ_ONCE(c->tx_waiting))
+			mpa_conn_wake(c);
+		else
+			mpa_conn_schedule(c);
+	}
 	c->saved_write_space(sk);
 }
 
