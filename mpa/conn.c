@@ -257,6 +257,37 @@ void mpa_conn_abort(struct mpa_conn *c)
 }
 
 /**
+ * mpa_conn_hold_end() - the Initiator's first valid FPDU is here
+ * @c: a Responder's connection, socket locked, process context
+ *
+ * Its held FPDUs may go now (R-7.1.2-15), and after them the FIN of a
+ * shutdown(SHUT_WR) that came meanwhile: nothing a send() accepted is
+ * dropped behind a FIN. Should TCP refuse them, the peer hears of it with
+ * a reset (mpa_conn_abort()), as from shutdown() itself.
+ */
+void mpa_conn_hold_end(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	bool ok;
+
+	WRITE_ONCE(c->tx_held, false);
+	if (c->fin_held) {
+		c->fin_held = false;
+		/* let them by the SEND_SHUTDOWN that shutdown() set */
+		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown & ~SEND_SHUTDOWN);
+		ok = mpa_conn_flush(c);
+		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
+		if (ok)
+			c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
+		else
+			mpa_conn_abort(c);
+	} else {
+		mpa_tx_push(c);
+	}
+	mpa_conn_wake(c);
+}
+
+/**
  * mpa_conn_closed() - the socket is being closed: announce it, unlist it
  * @c: the connection, socket locked
  */

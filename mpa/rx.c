@@ -483,12 +483,9 @@ bool mpa_rx_process(struct mpa_conn *c)
 		if (c->rx_err)
 			continue;
 		/* A valid FPDU */
-		if (c->tx_held) {
-			/* R-7.1.2-15: the Initiator's first valid FPDU is here */
-			WRITE_ONCE(c->tx_held, false);
-			mpa_tx_push(c);
-			mpa_conn_wake(c);
-		}
+		/* R-7.1.2-15: the Initiator's first valid FPDU is here */
+		if (c->tx_held)
+			mpa_conn_hold_end(c);
 		/* Requirements A12: an empty ULPDU is checked, then skipped. */
 		if (mpa_rxm_ulpdu_len(&c->rxm))
 			return true;

@@ -492,11 +492,19 @@ static int mpa_disconnect(struct sock *sk, int flags)
  * shutdown(SHUT_WR) and close() never wait for the peer: what MPA holds
  * goes to TCP first, the FIN behind it (mpa_conn_flush()). Should TCP not
  * take it all, the connection is reset rather than closed with a gap.
+ * A Responder's held FPDUs (R-7.1.2-15) cannot go yet: shutdown() leaves
+ * the FIN behind them, to follow once the hold ends; close() resets.
  */
 static bool mpa_holds(const struct mpa_conn *c)
 {
 	return READ_ONCE(c->tx_sent) != READ_ONCE(c->tx_len) ||
 	       mpa_tx_unsent(c);
+}
+
+/* Held FPDUs (R-7.1.2-15) wait for the Initiator's first valid FPDU */
+static bool mpa_holds_back(const struct mpa_conn *c)
+{
+	return c->tx_held && mpa_tx_pending(c);
 }
 
 static void mpa_shutdown(struct sock *sk, int how)
@@ -514,9 +522,11 @@ static void mpa_shutdown(struct sock *sk, int how)
 			return;
 		}
 	}
-	/* held FPDUs could only follow the FIN: they go now, as on close */
-	if (how & SEND_SHUTDOWN)
-		mpa_tx_release(c);
+	/* the FIN follows the held FPDUs (mpa_conn_hold_end()) */
+	if ((how & SEND_SHUTDOWN) && mpa_holds_back(c)) {
+		c->fin_held = true;
+		return;
+	}
 	c->sk_proto->shutdown(sk, how);
 }
 
@@ -616,8 +626,8 @@ static void mpa_close(struct sock *sk, long timeout)
 	/* no more callbacks for an in-kernel consumer, detached or not */
 	WRITE_ONCE(c->kops, NULL);
 	if (!(sock_flag(sk, SOCK_LINGER) && !READ_ONCE(sk->sk_lingertime)) &&
-	    mpa_holds(c) && !mpa_conn_flush(c))
-		mpa_conn_abort(c);
+	    ((mpa_holds(c) && !mpa_conn_flush(c)) || mpa_holds_back(c)))
+		mpa_conn_abort(c);	/* never a FIN after a gap */
 	mpa_conn_detach(c);
 	mpa_tx_release(c);
 	mpa_rx_release(c);

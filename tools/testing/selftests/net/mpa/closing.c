@@ -6,7 +6,9 @@
  * background, FIN last, as it does for an orphan; SO_LINGER {1, 0} resets
  * instead; SO_LINGER {1, N} waits at most N seconds, as on TCP (fixture
  * "stuck": an MPA pair whose Responder stops reading). A Responder's held
- * sends are dropped by shutdown(SHUT_WR) too (held_shutdown).
+ * sends (R-7.1.2-15) keep its FIN behind them: it follows them once the
+ * Initiator's first FPDU ends the hold (held_shutdown); close() resets
+ * (data.c, held.reset_on_close).
  *
  * The Reply goes out whole and first (R-7.1.2-5, R-7.1.2-7; fixture
  * "reply"): a Responder's send buffer is full of plain stream data sent
@@ -291,15 +293,16 @@ TEST_F_TIMEOUT(stuck, linger_two, 120)
 
 /*
  * held: a Responder whose sends are held (R-7.1.2-15) shuts down for
- * sending: the held ULPDUs are dropped there, the FIN goes, and when the
- * hold would have ended (the Initiator's first FPDU) nothing follows the
- * FIN: closing is clean, no reset.
+ * sending. Its FIN waits behind the held ULPDUs: the Initiator sees
+ * neither data nor an end of file, and the Responder no more sends
+ * (EPIPE). The Initiator's first FPDU ends the hold: the ULPDUs come, in
+ * order, then the end of file; closing is clean, no reset.
  */
 TEST(held_shutdown)
 {
+	uint8_t b[2000], got[2000];
 	struct mpa_result res;
 	struct tcp_info ti;
-	uint8_t b[2000];
 	socklen_t len;
 	int i, r, k;
 	long end;
@@ -312,13 +315,24 @@ TEST(held_shutdown)
 	ASSERT_EQ(0, mpa_getstruct(r, MPA_RESULT, &res, sizeof(res)));
 	ASSERT_EQ(MPA_RESULT_TX_HELD, res.flags & MPA_RESULT_TX_HELD);
 	ASSERT_EQ(0, shutdown(r, SHUT_WR));
-	ASSERT_EQ(0, t_set_timeo(i, SO_RCVTIMEO, T_WAIT));
-	EXPECT_EQ(0, recv(i, b, sizeof(b), 0));
+	EXPECT_EQ(-1, send(r, b, 10, MSG_NOSIGNAL));
+	EXPECT_EQ(EPIPE, errno);
+	/* no FIN before the held ULPDUs: nothing to read yet */
+	EXPECT_EQ(0, t_poll(i, POLLIN, T_QUIET));
+	EXPECT_EQ(-1, recv(i, got, sizeof(got), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
 
-	/* the Initiator's first FPDU arrives: nothing may follow the FIN */
+	/* the Initiator's first FPDU ends the hold: they go, the FIN last */
 	ASSERT_EQ(100, send(i, b, 100, MSG_NOSIGNAL));
 	ASSERT_EQ(0, t_set_timeo(r, SO_RCVTIMEO, T_WAIT));
-	ASSERT_EQ(100, recv(r, b, sizeof(b), 0));
+	ASSERT_EQ(100, recv(r, got, sizeof(got), 0));
+	ASSERT_EQ(0, t_set_timeo(i, SO_RCVTIMEO, T_WAIT));
+	for (k = 0; k < 3; k++) {
+		EXPECT_EQ(1000 + k, recv(i, got, sizeof(got), 0))
+			TH_LOG("held ULPDU %d: errno %d", k, errno);
+		EXPECT_EQ(0, memcmp(b, got, 1000 + k));
+	}
+	EXPECT_EQ(0, recv(i, got, sizeof(got), 0)) TH_LOG("errno %d", errno);
 	close(r);
 	/* our FIN, its ACK (or the reset): the connection is over */
 	EXPECT_EQ(0, shutdown(i, SHUT_WR)) TH_LOG("shutdown: %s", strerror(errno));

@@ -1193,10 +1193,24 @@ TEST_F(held, not_by_half_a_ulpdu)
 	EXPECT_BYTES("first", rx_buf, 5);
 }
 
-/* A Responder that closes while held drops its sends: only the FIN. */
-TEST_F(held, dropped_on_close)
+/*
+ * A Responder that closes while its sends are held: they can never go
+ * (R-7.1.2-15), and the peer hears of the loss: a reset, never a clean
+ * end of file short of what the Responder's send() accepted.
+ */
+TEST_F(held, reset_on_close)
 {
 	ASSERT_EQ(5, send(self->r, "early", 5, MSG_NOSIGNAL));
+	close(self->r);
+	self->r = -1;
+	EXPECT_EQ(-1, recv(self->i, rx_buf, T_BUF, 0));
+	EXPECT_EQ(ECONNRESET, errno);
+}
+
+/* A Responder held with nothing to send closes with a FIN. */
+TEST_F(held, fin_on_close_unsent)
+{
+	EXPECT_TRUE(held_flag(_metadata, self->r));
 	close(self->r);
 	self->r = -1;
 	EXPECT_EQ(0, recv(self->i, rx_buf, T_BUF, 0));
