@@ -13,6 +13,7 @@
  *   traffic    ULPDUs both ways at once on several connections (Markers
  *              and CRC combinations, MSG_MORE pieces, one receiver in copy
  *              mode with a small SO_RCVBUF), then shutdown(SHUT_WR)
+ *   pingpong   one small ULPDU at a time, each waited for at the other end
  *   kapi       the in-kernel API through mpa_echo: its Responder echoing
  *              our ULPDUs, its Initiator against our echoing Responder
  *   ending     connections with data queued both ways ended by close(),
@@ -34,6 +35,7 @@
  */
 #include <elf.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -47,6 +49,7 @@
 #define FI_PAGE		"/sys/kernel/debug/fail_page_alloc/"
 #define FI_TIMES	10000000L	/* failures allowed: counts down */
 #define AL_PROB		10
+#define AL_PINGPONG_PROB 40	/* pingpong: TCP's skb fails twice in a row */
 #define AL_WAIT		30000	/* ms: no step may take longer */
 #define AL_DIR_WAIT	240000	/* ms: one direction of the traffic test */
 #define AL_TIMEOUT	4000	/* ms: MPA_TIMEOUT of the startups */
@@ -248,12 +251,15 @@ static void fi_read(struct fi_count *n)
 	n->page = FI_TIMES - fi_get(FI_PAGE, "times");
 }
 
-static int fi_on(void)
+static int fi_on_prob(long p)
 {
-	long p = s_env_long("MPA_ALLOC_PROB", AL_PROB);
-
 	return fi_set(FI_SLAB, "probability", "%ld", p) ||
 	       fi_set(FI_PAGE, "probability", "%ld", p);
+}
+
+static int fi_on(void)
+{
+	return fi_on_prob(s_env_long("MPA_ALLOC_PROB", AL_PROB));
 }
 
 static void fi_off(void)
@@ -454,6 +460,20 @@ static int al_pair(bool mi, bool mr, int rcvbuf, int *i, int *r)
 	return 0;
 }
 
+/*
+ * The test's helper threads take no signal: the SIGCHLD of a t_sh() child
+ * goes to a thread that does not block it (system() blocks it in its own
+ * thread only), and a socket call waiting with SO_SNDTIMEO or SO_RCVTIMEO
+ * set would fail with EINTR (as on TCP).
+ */
+static void al_thread_nosig(void)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+}
+
 /* One direction of a connection: a sender thread and a receiver thread */
 struct al_dir {
 	pthread_t tx, rx;
@@ -480,6 +500,7 @@ static void *al_dir_tx(void *arg)
 
 	long end = t_now_ms() + AL_DIR_WAIT;
 
+	al_thread_nosig();
 	for (k = 0; b && k < d->n; k++) {
 		if (t_now_ms() > end) {
 			d->send_err = ETIME;	/* gave up: too slow */
@@ -510,6 +531,7 @@ static void *al_dir_rx(void *arg)
 	size_t len;
 	ssize_t r;
 
+	al_thread_nosig();
 	while (b && exp) {
 		r = al_recv(d->rx_fd, b, T_ULPDU_BUF);
 		if (r <= 0) {
@@ -727,6 +749,53 @@ TEST_F_TIMEOUT(inject, traffic, 900)
 	fi_report("traffic", &self->start);
 }
 
+/*
+ * Round trips of small ULPDUs, one at a time: when TCP finds no memory
+ * for the skb of an FPDU MPA pushes, nothing is in flight, so no ACK will
+ * call sk_write_space(); MPA must try again by itself, or the ULPDU send()
+ * accepted sits in its queue while both ends wait for each other. (The
+ * sender pushes twice before it sleeps: a higher probability,
+ * MPA_ALLOC_PINGPONG_PROB, makes the double failure common.)
+ */
+TEST_F_TIMEOUT(inject, pingpong, 900)
+{
+	uint64_t seed = s_seed("MPA_ALLOC_SEED"), s = seed;
+	unsigned int k, m, n = s_env_long("MPA_ALLOC_ROUNDS", 150);
+	uint8_t *b = malloc(T_ULPDU_BUF), *got = malloc(T_ULPDU_BUF);
+	struct al_stats st = {};
+	unsigned long rounds = 0;
+	int fd[2];
+	size_t len;
+	long t0;
+
+	ASSERT_NE(NULL, b);
+	ASSERT_NE(NULL, got);
+	for (m = 0; m < 2; m++) {
+		ASSERT_EQ(0, al_pair(m, m, 0, &fd[0], &fd[1]));
+		ASSERT_EQ(0, fi_on_prob(s_env_long("MPA_ALLOC_PINGPONG_PROB",
+						   AL_PINGPONG_PROB)));
+		for (k = 0; k < n; k++) {
+			len = 1 + t_rand64(&s) % 2000;
+			t_fill(b, len, seed + k);
+			t0 = t_now_ms();
+			ASSERT_EQ(0, al_send(fd[k % 2], b, len, 1, &st));
+			ASSERT_EQ(len, al_recv(fd[1 - k % 2], got, T_ULPDU_BUF))
+				TH_LOG("Markers %u, round %u: stalled after %ld ms",
+				       m, k, t_now_ms() - t0);
+			ASSERT_EQ(0, memcmp(b, got, len));
+			rounds++;
+		}
+		fi_off();
+		close(fd[0]);
+		close(fd[1]);
+	}
+	fprintf(stderr, "# %lu ULPDUs each waited for, %lu sends repeated after ENOMEM\n",
+		rounds, st.enomem_send);
+	free(b);
+	free(got);
+	fi_report("pingpong", &self->start);
+}
+
 /* mpa_echo: load, the connections file */
 
 /* Our echoing Responder for the module's Initiator */
@@ -762,6 +831,7 @@ static void *al_echo_run(void *arg)
 	long t0;
 	int fd;
 
+	al_thread_nosig();
 	while (b) {
 		if (!(t_poll(e->lfd, POLLIN, AL_WAIT) & POLLIN))
 			break;
