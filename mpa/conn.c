@@ -257,30 +257,46 @@ void mpa_conn_abort(struct mpa_conn *c)
 }
 
 /**
+ * mpa_conn_shut_wr() - the FIN, behind everything MPA holds
+ * @c: the connection, socket locked, process context; SEND_SHUTDOWN set
+ *	by shutdown()
+ *
+ * What MPA holds goes to TCP first (mpa_conn_flush(), let by the
+ * SEND_SHUTDOWN), then TCP sends its FIN. Should TCP refuse some, the
+ * connection is reset instead of closed after a gap (mpa_conn_abort()).
+ * A Responder's held FPDUs (R-7.1.2-15) cannot go yet: the FIN waits for
+ * them, and mpa_conn_hold_end() sends both.
+ */
+void mpa_conn_shut_wr(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	bool ok;
+
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown & ~SEND_SHUTDOWN);
+	ok = mpa_conn_flush(c);
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
+	if (!ok)
+		mpa_conn_abort(c);
+	else if (c->tx_held && mpa_tx_pending(c))
+		c->fin_held = true;
+	else
+		c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
+}
+
+/**
  * mpa_conn_hold_end() - the Initiator's first valid FPDU is here
  * @c: a Responder's connection, socket locked, process context
  *
  * Its held FPDUs may go now (R-7.1.2-15), and after them the FIN of a
  * shutdown(SHUT_WR) that came meanwhile: nothing a send() accepted is
- * dropped behind a FIN. Should TCP refuse them, the peer hears of it with
- * a reset (mpa_conn_abort()), as from shutdown() itself.
+ * dropped behind a FIN.
  */
 void mpa_conn_hold_end(struct mpa_conn *c)
 {
-	struct sock *sk = c->sk;
-	bool ok;
-
 	WRITE_ONCE(c->tx_held, false);
 	if (c->fin_held) {
 		c->fin_held = false;
-		/* let them by the SEND_SHUTDOWN that shutdown() set */
-		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown & ~SEND_SHUTDOWN);
-		ok = mpa_conn_flush(c);
-		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
-		if (ok)
-			c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
-		else
-			mpa_conn_abort(c);
+		mpa_conn_shut_wr(c);
 	} else {
 		mpa_tx_push(c);
 	}

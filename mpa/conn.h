@@ -116,7 +116,7 @@ enum {
  * @tx_held: Responder: no FPDU may go out until one valid FPDU arrived
  *	(R-7.1.2-15)
  * @fin_held: shutdown(SHUT_WR) came while FPDUs were held: the FIN follows
- *	them once the hold ends (mpa_conn_hold_end())
+ *	them once the hold ends (mpa_conn_shut_wr(), mpa_conn_hold_end())
  * @tx_pos: stream position (from @tx_seq_start) of the next FPDU built
  * @tx_open: the ULPDU kept open by MSG_MORE, or NULL
  * @tx_queue: closed FPDUs not yet (fully) taken by TCP, in order
@@ -311,6 +311,7 @@ void mpa_conn_stop(struct mpa_conn *c);
 void mpa_conn_detach(struct mpa_conn *c);
 bool mpa_conn_flush(struct mpa_conn *c);
 void mpa_conn_abort(struct mpa_conn *c);
+void mpa_conn_shut_wr(struct mpa_conn *c);
 void mpa_conn_hold_end(struct mpa_conn *c);
 void mpa_conn_free(struct mpa_conn *c);
 void mpa_conn_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum,

@@ -493,7 +493,8 @@ static int mpa_disconnect(struct sock *sk, int flags)
  * goes to TCP first, the FIN behind it (mpa_conn_flush()). Should TCP not
  * take it all, the connection is reset rather than closed with a gap.
  * A Responder's held FPDUs (R-7.1.2-15) cannot go yet: shutdown() leaves
- * the FIN behind them, to follow once the hold ends; close() resets.
+ * the FIN behind them, to follow once the hold ends (mpa_conn_shut_wr());
+ * close() resets.
  */
 static bool mpa_holds(const struct mpa_conn *c)
 {
@@ -510,24 +511,12 @@ static bool mpa_holds_back(const struct mpa_conn *c)
 static void mpa_shutdown(struct sock *sk, int how)
 {
 	struct mpa_conn *c = mpa_conn(sk);
-	bool ok;
 
-	/* inet_shutdown() already marked the socket: let MPA's octets by */
-	if ((how & SEND_SHUTDOWN) && mpa_holds(c)) {
-		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown & ~SEND_SHUTDOWN);
-		ok = mpa_conn_flush(c);
-		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
-		if (!ok) {
-			mpa_conn_abort(c);
-			return;
-		}
-	}
-	/* the FIN follows the held FPDUs (mpa_conn_hold_end()) */
-	if ((how & SEND_SHUTDOWN) && mpa_holds_back(c)) {
-		c->fin_held = true;
-		return;
-	}
-	c->sk_proto->shutdown(sk, how);
+	/* inet_shutdown() already marked the socket */
+	if (how & SEND_SHUTDOWN)
+		mpa_conn_shut_wr(c);
+	else
+		c->sk_proto->shutdown(sk, how);
 }
 
 static ssize_t mpa_splice_read(struct socket *sock, loff_t *ppos,

@@ -66,11 +66,14 @@ count_tap() {
 	echo "$pass $fail"
 }
 
-# The failed cases of a TAP file, with the harness's assertion lines
-# ("# file.c:LINE:test:...") that say why, so that a CI log names the cause.
+# The failed cases of a TAP file, then the harness's failed assertions
+# ("# file.c:LINE:test:Expected ...") with the line each logged, so that a
+# CI log names the cause.
 show_tap_failures() {
-	grep -E '^(not ok|ok .*# *SKIP)|^# +(FAIL|SKIP)|Bail out|^# [A-Za-z0-9_-]+\.c:[0-9]+:' "$1" 2>/dev/null |
-		cut -c 1-240 | head -n 40 | sed 's/^/    /' >&2
+	{
+		grep -E '^(not ok|ok .*# *SKIP)|^# +(FAIL|SKIP)|Bail out' "$1"
+		grep -A1 -E '^# [A-Za-z0-9_-]+\.c:[0-9]+:[^:]*:Expected ' "$1" | grep -v '^--$'
+	} 2>/dev/null | cut -c 1-240 | head -n 40 | sed 's/^/    /' >&2
 }
 
 # The kernel log check of a guest run: a splat or a kmemleak report fails
