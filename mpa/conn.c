@@ -247,13 +247,28 @@ bool mpa_conn_flush(struct mpa_conn *c)
  * When TCP cannot take what MPA holds, the peer is told with a reset
  * rather than with a FIN after a gap (as TCP resets an orphan it has no
  * memory for). TCP's disconnect sends the RST, purges its queues and
- * sets ECONNRESET on the socket.
+ * sets ECONNRESET on the socket; an FPDU judged in the receive queue goes
+ * with it, and recv reports the reset.
  */
 void mpa_conn_abort(struct mpa_conn *c)
 {
 	c->sk_proto->disconnect(c->sk, 0);
 	mpa_tx_release(c);
 	WRITE_ONCE(c->tx_sent, c->tx_len);
+	c->fin_held = false;
+	mpa_rx_purged(c);
+}
+
+/* mpa_conn_flush(), let by the SEND_SHUTDOWN that shutdown() set */
+static bool mpa_conn_flush_shut(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	bool ok;
+
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown & ~SEND_SHUTDOWN);
+	ok = mpa_conn_flush(c);
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
+	return ok;
 }
 
 /**
@@ -265,22 +280,36 @@ void mpa_conn_abort(struct mpa_conn *c)
  * SEND_SHUTDOWN), then TCP sends its FIN. Should TCP refuse some, the
  * connection is reset instead of closed after a gap (mpa_conn_abort()).
  * A Responder's held FPDUs (R-7.1.2-15) cannot go yet: the FIN waits for
- * them, and mpa_conn_hold_end() sends both.
+ * them, and mpa_conn_hold_end() sends both (mpa_conn_fin_owed()).
  */
 void mpa_conn_shut_wr(struct mpa_conn *c)
 {
-	struct sock *sk = c->sk;
-	bool ok;
-
-	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown & ~SEND_SHUTDOWN);
-	ok = mpa_conn_flush(c);
-	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
-	if (!ok)
+	if (!mpa_conn_flush_shut(c))
 		mpa_conn_abort(c);
 	else if (c->tx_held && mpa_tx_pending(c))
 		c->fin_held = true;
 	else
-		c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
+		c->sk_proto->shutdown(c->sk, SEND_SHUTDOWN);
+}
+
+/**
+ * mpa_conn_fin_owed() - the FIN a held Responder's shutdown() left behind
+ * @c: the connection, socket locked, process context, no longer held,
+ *	with @fin_held set
+ *
+ * The FPDUs that were held go to TCP, then the FIN. Should TCP refuse some
+ * now (an allocation, its memory limits), the connection's work tries
+ * again soon: the caller may be reading (mpa_rx_process()), so there is
+ * no reset here.
+ */
+void mpa_conn_fin_owed(struct mpa_conn *c)
+{
+	if (!mpa_conn_flush_shut(c)) {
+		mod_timer(&c->timer, jiffies + MPA_RETRY);
+		return;
+	}
+	c->fin_held = false;
+	c->sk_proto->shutdown(c->sk, SEND_SHUTDOWN);
 }
 
 /**
@@ -294,12 +323,10 @@ void mpa_conn_shut_wr(struct mpa_conn *c)
 void mpa_conn_hold_end(struct mpa_conn *c)
 {
 	WRITE_ONCE(c->tx_held, false);
-	if (c->fin_held) {
-		c->fin_held = false;
-		mpa_conn_shut_wr(c);
-	} else {
+	if (c->fin_held)
+		mpa_conn_fin_owed(c);
+	else
 		mpa_tx_push(c);
-	}
 	mpa_conn_wake(c);
 }
 
@@ -398,6 +425,8 @@ static void mpa_conn_work(struct work_struct *work)
 		/* Copy mode, the Responder rule, discarding after errors */
 		if (mpa_rx_process(c))
 			c->saved_data_ready(sk);
+		if (c->fin_held && !c->tx_held)
+			mpa_conn_fin_owed(c);
 		if (mpa_tx_pending(c)) {
 			mpa_tx_push(c);
 			/* a blocking sender waits for the queue to drain */

@@ -266,6 +266,9 @@ static inline u32 mpa_conn_reason(const struct mpa_conn *c)
 /* Startup timeout of a new namespace's policy */
 #define MPA_DEFAULT_TIMEOUT_MS	10000
 
+/* No memory (copy mode, a held Responder's FIN): when to try again */
+#define MPA_RETRY		(HZ / 10)
+
 /**
  * struct mpa_conn_info - a snapshot of a connection, for the control plane
  * @ino: the socket's inode number
@@ -312,6 +315,7 @@ void mpa_conn_detach(struct mpa_conn *c);
 bool mpa_conn_flush(struct mpa_conn *c);
 void mpa_conn_abort(struct mpa_conn *c);
 void mpa_conn_shut_wr(struct mpa_conn *c);
+void mpa_conn_fin_owed(struct mpa_conn *c);
 void mpa_conn_hold_end(struct mpa_conn *c);
 void mpa_conn_free(struct mpa_conn *c);
 void mpa_conn_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum,
@@ -358,6 +362,7 @@ int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
 		   int flags);
 int mpa_rx_inq(struct mpa_conn *c);
 void mpa_rx_data_ready(struct mpa_conn *c);
+void mpa_rx_purged(struct mpa_conn *c);
 void mpa_rx_release(struct mpa_conn *c);
 
 int mpa_rx_end(struct mpa_conn *c, bool *eof);

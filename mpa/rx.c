@@ -43,9 +43,6 @@
 #include "conn.h"
 #include "netns.h"
 
-/* Copy mode without memory: when to try again */
-#define MPA_RX_RETRY	(HZ / 10)
-
 /* Sequence number of the first data octet of a queued skb */
 static u32 mpa_skb_seq(const struct sk_buff *skb)
 {
@@ -422,7 +419,7 @@ static void mpa_rx_copyin(struct mpa_conn *c)
 			 * try again soon, as the window may be shut and no
 			 * more data come to bring us back.
 			 */
-			mod_timer(&c->timer, jiffies + MPA_RX_RETRY);
+			mod_timer(&c->timer, jiffies + MPA_RETRY);
 			break;
 		}
 		if (mpa_rxq_peek(sk, 0, c->rx_cbuf + c->rx_cfill, n))
@@ -779,6 +776,21 @@ void mpa_rx_data_ready(struct mpa_conn *c)
 		mpa_conn_schedule(c);
 	if (ready)
 		c->saved_data_ready(c->sk);
+}
+
+/**
+ * mpa_rx_purged() - TCP's receive queue was purged (mpa_conn_abort())
+ * @c: the connection, socket locked
+ *
+ * What the machine had fed or judged went with the queue: nothing of it is
+ * delivered, and recv reports the reset (mpa_rx_end()).
+ */
+void mpa_rx_purged(struct mpa_conn *c)
+{
+	mpa_rx_cbuf_free(c);
+	c->rx_done = 0;
+	mpa_rxm_init(&c->rxm, 0, c->params.rx_markers, c->params.crc);
+	WRITE_ONCE(c->rx_ready, false);
 }
 
 /**
