@@ -9,6 +9,8 @@
  * work items, the socket callbacks in softirq, TCP called by MPA, and the
  * callbacks of mpa_echo (samples/mpa/) that MPA makes. Under that:
  *
+ *   peer_pd    no memory for the peer's Private Data alone (injection in
+ *              one function, every time)
  *   startup    attaching MPA and the startup phase, then a ULPDU each way
  *   traffic    ULPDUs both ways at once on several connections (Markers
  *              and CRC combinations, MSG_MORE pieces, one receiver in copy
@@ -202,6 +204,36 @@ static int fi_tcp_fin_rst(unsigned long long *start, unsigned long long *end,
 	fclose(f);
 	*end = next;
 	return next == ~0ull ? -1 : 0;
+}
+
+/*
+ * mpa.ko's function @name as loaded: [*start, *end) from its address in
+ * /proc/kallsyms to the module's next symbol.
+ */
+static int fi_mpa_func(const char *name, unsigned long long *start,
+		       unsigned long long *end)
+{
+	unsigned long long a, next = ~0ull;
+	char line[512], sym[256], mod[64];
+	FILE *f;
+	char t;
+
+	*start = 0;
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s [%63[^]]", &a, &t, sym, mod) == 4 &&
+		    !strcmp(mod, "mpa") && !strcmp(sym, name))
+			*start = a;
+	rewind(f);
+	while (*start && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s [%63[^]]", &a, &t, sym, mod) == 4 &&
+		    !strcmp(mod, "mpa") && a > *start && a < next)
+			next = a;
+	fclose(f);
+	*end = next;
+	return *start && next != ~0ull ? 0 : -1;
 }
 
 static int fi_setup_one(const char *dir, unsigned long long start,
@@ -600,6 +632,70 @@ FIXTURE_SETUP(inject)
 FIXTURE_TEARDOWN(inject)
 {
 	fi_off();
+}
+
+/*
+ * No memory for the peer's Private Data alone: every allocation fails, but
+ * only under mpa_startup_process(), which reads the peer's frame (a raw
+ * peer's Request with Private Data at our Responder, its Reply at our
+ * Initiator). The startup fails with ENOMEM and code 0 (mpa.rst, the
+ * startup errors), and TCP is closed. (First in the file: it points the
+ * injection at one function, then back at the whole module, which starts
+ * the failure counts afresh for the tests after it.)
+ */
+TEST_F_TIMEOUT(inject, peer_pd, 300)
+{
+	uint8_t pd[100], fr[T_HDR + sizeof(pd)], b[64];
+	unsigned long long fs, fe, ms, me;
+	struct mpa_error_info err;
+	int m, raw, k;
+	ssize_t n;
+
+	ASSERT_EQ(0, fi_mpa_func("mpa_startup_process", &fs, &fe));
+	ASSERT_EQ(0, fi_module_text(&ms, &me));
+	memset(pd, 'p', sizeof(pd));
+	for (k = 0; k < 2; k++) {
+		bool responder = !k;
+
+		ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &m, &raw));
+		ASSERT_EQ(0, mpa_config(m, responder ? MPA_ROLE_RESPONDER :
+						       MPA_ROLE_INITIATOR,
+					AL_TIMEOUT));
+		ASSERT_EQ(0, t_nonblock(m));
+		ASSERT_EQ(-1, mpa_start(m));
+		ASSERT_EQ(EINPROGRESS, errno);
+		if (!responder)
+			ASSERT_EQ(T_HDR, t_read(raw, fr, T_HDR, AL_WAIT));
+
+		ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
+		ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
+		ASSERT_EQ(0, fi_on_prob(100));
+		n = t_frame(fr, !responder, 0, 1, pd, sizeof(pd));
+		ASSERT_EQ(n, t_send(raw, fr, n));
+		EXPECT_LE(0, t_wait_startup(m, AL_WAIT));
+		fi_off();
+		EXPECT_LE(1, FI_TIMES - fi_get(FI_SLAB, "times"))
+			TH_LOG("no allocation failed");
+
+		EXPECT_EQ(MPA_STATE_FAILED, mpa_state(m));
+		ASSERT_EQ(0, mpa_getstruct(m, MPA_ERROR, &err, sizeof(err)));
+		EXPECT_EQ(0, err.code);
+		EXPECT_EQ(ENOMEM, err.errnum)
+			TH_LOG("%s: errno %d, code %u, reason %u",
+			       responder ? "Responder" : "Initiator",
+			       err.errnum, err.code, err.reason);
+		/* TCP closed: the raw peer reads the end, or a reset */
+		ASSERT_EQ(0, t_set_timeo(raw, SO_RCVTIMEO, AL_WAIT));
+		n = recv(raw, b, sizeof(b), 0);
+		EXPECT_TRUE(n == 0 || (n < 0 && errno == ECONNRESET))
+			TH_LOG("the raw peer read %zd (%s)", n,
+			       n < 0 ? strerror(errno) : "octets");
+		close(m);
+		close(raw);
+	}
+	/* the whole module again, for the tests after this one */
+	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ms, me));
+	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ms, me));
 }
 
 /*
@@ -1048,9 +1144,11 @@ TEST_F_TIMEOUT(inject, ending, 900)
 	struct linger l = { .l_onoff = 1, .l_linger = 0 };
 	uint64_t s = s_seed("MPA_ALLOC_SEED");
 	unsigned int k, n = s_env_long("MPA_ALLOC_TEARDOWNS", 60), q;
-	int fd[2], first, how;
+	int fd[2], first, how, e;
 	uint8_t *b = malloc(MPA_MAX_ULPDU);
 	long t, slowest = 0;
+	struct al_stats st;
+	bool isent;
 	ssize_t r;
 
 	ASSERT_NE(NULL, b);
@@ -1062,9 +1160,13 @@ TEST_F_TIMEOUT(inject, ending, 900)
 		ASSERT_EQ(0, t_nonblock(fd[0]));
 		ASSERT_EQ(0, t_nonblock(fd[1]));
 		ASSERT_EQ(0, fi_on());
+		isent = false;
 		for (q = t_rand64(&s) % 20; q; q--) {
-			send(fd[0], b, 1 + t_rand64(&s) % MPA_MAX_ULPDU,
-			     MSG_NOSIGNAL | (q == 1 && (s & 1) ? MSG_MORE : 0));
+			if (send(fd[0], b, 1 + t_rand64(&s) % MPA_MAX_ULPDU,
+				 MSG_NOSIGNAL |
+				 (q == 1 && (s & 1) ? MSG_MORE : 0)) > 0 &&
+			    !(q == 1 && (s & 1)))
+				isent = true;
 			send(fd[1], b, 1 + t_rand64(&s) % 3000, MSG_NOSIGNAL);
 		}
 		first = t_rand64(&s) & 1;
@@ -1085,6 +1187,22 @@ TEST_F_TIMEOUT(inject, ending, 900)
 				   sizeof(l));
 			close(fd[first]);
 			break;
+		}
+		/*
+		 * A Responder's FIN waits behind its held ULPDUs until the
+		 * Initiator's first FPDU (R-7.1.2-15): the Initiator speaks
+		 * first, as the protocol has it, if it has not yet (unless
+		 * the shutdown reset the connection: TCP refused MPA's
+		 * octets).
+		 */
+		if (first && (how == 1 || how == 2) && !isent) {
+			ASSERT_EQ(0, t_blocking(fd[0]));
+			memset(&st, 0, sizeof(st));
+			e = al_send(fd[0], b, 1, 1, &st);
+			EXPECT_TRUE(!e || e == ECONNRESET || e == EPIPE)
+				TH_LOG("connection %u: the Initiator's send: %s",
+				       k, strerror(e));
+			ASSERT_EQ(0, t_nonblock(fd[0]));
 		}
 		/* the other end reads until its end: documented results */
 		for (;;) {
