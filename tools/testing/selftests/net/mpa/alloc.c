@@ -11,6 +11,8 @@
  *
  *   peer_pd    no memory for the peer's Private Data alone (injection in
  *              one function, every time)
+ *   stranded   no memory for TCP's skb while TCP holds nothing: the FPDU
+ *              goes out once memory is back, the sender doing nothing
  *   startup    attaching MPA and the startup phase, then a ULPDU each way
  *   traffic    ULPDUs both ways at once on several connections (Markers
  *              and CRC combinations, MSG_MORE pieces, one receiver in copy
@@ -52,6 +54,7 @@
 #define FI_TIMES	10000000L	/* failures allowed: counts down */
 #define AL_PROB		10
 #define AL_PINGPONG_PROB 40	/* pingpong: TCP's skb fails twice in a row */
+#define AL_STRANDED_WAIT 10000	/* ms: stranded, MPA retries every 100 */
 #define AL_WAIT		30000	/* ms: no step may take longer */
 #define AL_DIR_WAIT	240000	/* ms: one direction of the traffic test */
 #define AL_TIMEOUT	4000	/* ms: MPA_TIMEOUT of the startups */
@@ -699,6 +702,56 @@ TEST_F_TIMEOUT(inject, peer_pd, 300)
 }
 
 /*
+ * TCP refuses an FPDU for want of memory while it holds nothing, sent or
+ * not, so that no ACK will come: every allocation under mpa_tx_push()
+ * fails while a non-blocking send() queues a ULPDU (after a round trip, so
+ * that TCP has nothing in flight). Once memory is back, MPA must hand the
+ * FPDU to TCP by itself: the peer receives it, with nothing more done by
+ * the sender. (TCP's sendmsg calls sk_write_space() when it refuses with
+ * its queues empty; MPA's work pushes again from there.) Like peer_pd, it
+ * points the injection at one function, then back at the whole module.
+ */
+TEST_F_TIMEOUT(inject, stranded, 300)
+{
+	unsigned long long fs, fe, ms, me;
+	uint8_t b[1000], got[2000];
+	int i, r, m;
+
+	ASSERT_EQ(0, fi_mpa_func("mpa_tx_push", &fs, &fe));
+	ASSERT_EQ(0, fi_module_text(&ms, &me));
+	t_fill(b, sizeof(b), 77);
+	for (m = 0; m < 2; m++) {
+		ASSERT_EQ(0, al_pair(m, m, 0, &i, &r));
+		/* a round trip: TCP at the Initiator has nothing in flight */
+		ASSERT_EQ(4, send(i, "ping", 4, MSG_NOSIGNAL));
+		ASSERT_EQ(4, recv(r, got, sizeof(got), 0));
+		ASSERT_EQ(4, send(r, "pong", 4, MSG_NOSIGNAL));
+		ASSERT_EQ(4, recv(i, got, sizeof(got), 0));
+
+		ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
+		ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
+		ASSERT_EQ(0, fi_on_prob(100));
+		EXPECT_EQ(sizeof(b), send(i, b, sizeof(b),
+					  MSG_NOSIGNAL | MSG_DONTWAIT))
+			TH_LOG("send: %s", strerror(errno));
+		fi_off();
+		EXPECT_LE(1, FI_TIMES - fi_get(FI_SLAB, "times"))
+			TH_LOG("TCP's allocation did not fail");
+
+		/* nothing more from the sender: the FPDU must come */
+		ASSERT_EQ(0, t_set_timeo(r, SO_RCVTIMEO, AL_STRANDED_WAIT));
+		EXPECT_EQ(sizeof(b), recv(r, got, sizeof(got), 0))
+			TH_LOG("Markers %d: the queued FPDU never came (%s)",
+			       m, strerror(errno));
+		EXPECT_EQ(0, memcmp(b, got, sizeof(b)));
+		close(i);
+		close(r);
+	}
+	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ms, me));
+	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ms, me));
+}
+
+/*
  * Attach and run the startup phase under injection; a ULPDU each way on
  * the connections that reach Full Operation.
  */
@@ -1148,7 +1201,8 @@ TEST_F_TIMEOUT(inject, ending, 900)
 	uint8_t *b = malloc(MPA_MAX_ULPDU);
 	long t, slowest = 0;
 	struct al_stats st;
-	bool isent;
+	bool isent, more;
+	size_t len;
 	ssize_t r;
 
 	ASSERT_NE(NULL, b);
@@ -1162,10 +1216,11 @@ TEST_F_TIMEOUT(inject, ending, 900)
 		ASSERT_EQ(0, fi_on());
 		isent = false;
 		for (q = t_rand64(&s) % 20; q; q--) {
-			if (send(fd[0], b, 1 + t_rand64(&s) % MPA_MAX_ULPDU,
-				 MSG_NOSIGNAL |
-				 (q == 1 && (s & 1) ? MSG_MORE : 0)) > 0 &&
-			    !(q == 1 && (s & 1)))
+			/* the last may stay open (MSG_MORE): not sent */
+			more = q == 1 && (s & 1);
+			len = 1 + t_rand64(&s) % MPA_MAX_ULPDU;
+			if (send(fd[0], b, len, MSG_NOSIGNAL |
+				 (more ? MSG_MORE : 0)) > 0 && !more)
 				isent = true;
 			send(fd[1], b, 1 + t_rand64(&s) % 3000, MSG_NOSIGNAL);
 		}
