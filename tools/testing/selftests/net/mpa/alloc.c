@@ -159,65 +159,24 @@ out:
 	return ret;
 }
 
-/*
- * TCP drops a FIN or a reset it cannot allocate (tcp_send_fin(),
- * tcp_send_active_reset(): they are never retried), which leaves the peer
- * waiting for ever whatever MPA does. Failures are not injected there: the
- * range from the first of the two to the end of the second (found in
- * /proc/kallsyms: they are neighbours in tcp_output.c).
- */
-static int fi_tcp_fin_rst(unsigned long long *start, unsigned long long *end,
-			  unsigned int *funcs)
+/* A line of /proc/kallsyms: address, type, name, module ("": the kernel) */
+static bool ks_line(const char *line, unsigned long long *a, char *t,
+		    char *sym, char *mod)
 {
-	unsigned long long a, fin = 0, rst = 0, next = ~0ull;
-	char line[512], sym[256];
-	FILE *f;
-	char t;
-
-	f = fopen("/proc/kallsyms", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s", &a, &t, sym) == 3) {
-			if (!strcmp(sym, "tcp_send_fin"))
-				fin = a;
-			else if (!strcmp(sym, "tcp_send_active_reset"))
-				rst = a;
-		}
-	if (!fin || !rst) {
-		fclose(f);
-		return -1;
-	}
-	*start = fin < rst ? fin : rst;
-	a = fin < rst ? rst : fin;
-	/* the end of the second: the next function */
-	*funcs = 0;
-	rewind(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long b;
-
-		if (sscanf(line, "%llx %c %255s", &b, &t, sym) != 3 ||
-		    (t != 't' && t != 'T'))
-			continue;
-		if (b > a && b < next)
-			next = b;
-		if (b >= *start && b <= a)
-			(*funcs)++;
-	}
-	fclose(f);
-	*end = next;
-	return next == ~0ull ? -1 : 0;
+	mod[0] = 0;
+	return sscanf(line, "%llx %c %255s [%63[^]]", a, t, sym, mod) >= 3;
 }
 
 /*
- * mpa.ko's function @name as loaded: [*start, *end) from its address in
- * /proc/kallsyms to the module's next symbol.
+ * Function @name of module @mod (NULL: the kernel's own) as loaded:
+ * [*start, *end) from its address in /proc/kallsyms to the next function
+ * of the same place.
  */
-static int fi_mpa_func(const char *name, unsigned long long *start,
-		       unsigned long long *end)
+static int ks_func(const char *mod, const char *name, unsigned long long *start,
+		   unsigned long long *end)
 {
 	unsigned long long a, next = ~0ull;
-	char line[512], sym[256], mod[64];
+	char line[512], sym[256], m[64];
 	FILE *f;
 	char t;
 
@@ -226,30 +185,45 @@ static int fi_mpa_func(const char *name, unsigned long long *start,
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s [%63[^]]", &a, &t, sym, mod) == 4 &&
-		    !strcmp(mod, "mpa") && !strcmp(sym, name))
+		if (ks_line(line, &a, &t, sym, m) && !strcmp(m, mod ?: "") &&
+		    !strcmp(sym, name))
 			*start = a;
 	rewind(f);
 	while (*start && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s [%63[^]]", &a, &t, sym, mod) == 4 &&
-		    !strcmp(mod, "mpa") && a > *start && a < next)
+		if (ks_line(line, &a, &t, sym, m) && !strcmp(m, mod ?: "") &&
+		    (t == 't' || t == 'T') && a > *start && a < next)
 			next = a;
 	fclose(f);
 	*end = next;
 	return *start && next != ~0ull ? 0 : -1;
 }
 
+/*
+ * TCP drops a FIN or a reset it cannot allocate (tcp_send_fin(),
+ * tcp_send_active_reset(): they are never retried), which leaves the peer
+ * waiting for ever whatever MPA does. Failures are not injected there: the
+ * range from the first of the two to the end of the second (they are
+ * neighbours in tcp_output.c).
+ */
+static int fi_tcp_fin_rst(unsigned long long *start, unsigned long long *end)
+{
+	unsigned long long fin, fin_end, rst, rst_end;
+
+	if (ks_func(NULL, "tcp_send_fin", &fin, &fin_end) ||
+	    ks_func(NULL, "tcp_send_active_reset", &rst, &rst_end))
+		return -1;
+	*start = fin < rst ? fin : rst;
+	*end = fin < rst ? rst_end : fin_end;
+	return 0;
+}
+
 static int fi_setup_one(const char *dir, unsigned long long start,
 			unsigned long long end)
 {
 	unsigned long long rs, re;
-	unsigned int funcs;
 
-	if (fi_tcp_fin_rst(&rs, &re, &funcs))
+	if (fi_tcp_fin_rst(&rs, &re))
 		return -1;
-	if (!strcmp(dir, FI_SLAB))
-		fprintf(stderr, "# not into TCP's FIN and reset: 0x%llx-0x%llx (%u functions)\n",
-			rs, re, funcs);
 
 	if (fi_set(dir, "probability", "0") ||
 	    fi_set(dir, "interval", "1") ||
@@ -654,7 +628,7 @@ TEST_F_TIMEOUT(inject, peer_pd, 300)
 	int m, raw, k;
 	ssize_t n;
 
-	ASSERT_EQ(0, fi_mpa_func("mpa_startup_process", &fs, &fe));
+	ASSERT_EQ(0, ks_func("mpa", "mpa_startup_process", &fs, &fe));
 	ASSERT_EQ(0, fi_module_text(&ms, &me));
 	memset(pd, 'p', sizeof(pd));
 	for (k = 0; k < 2; k++) {
@@ -717,7 +691,7 @@ TEST_F_TIMEOUT(inject, stranded, 300)
 	uint8_t b[1000], got[2000];
 	int i, r, m;
 
-	ASSERT_EQ(0, fi_mpa_func("mpa_tx_push", &fs, &fe));
+	ASSERT_EQ(0, ks_func("mpa", "mpa_tx_push", &fs, &fe));
 	ASSERT_EQ(0, fi_module_text(&ms, &me));
 	t_fill(b, sizeof(b), 77);
 	for (m = 0; m < 2; m++) {
