@@ -263,6 +263,46 @@ static int mpa_tx_rec_fill(struct mpa_tx_rec *r, struct iov_iter *from,
 }
 
 /*
+ * Write the whole wire image of the FPDU of layout @lo to @va, contiguous:
+ * Markers, ULPDU_Length, the ULPDU copied from @from, PAD and the CRC,
+ * summed over the copy (not the source, which the caller may change under
+ * us) in ranges of up to MPA_TX_CRC_BATCH octets as they are written, so
+ * a small FPDU takes one CRC call. Without @crc_on the CRC field is zero.
+ */
+static int mpa_tx_fill_linear(const struct mpa_fpdu_layout *lo, u8 *va,
+			      struct iov_iter *from, bool crc_on)
+{
+	u32 crc = mpa_crc_init(), done = 0;	/* summed: [0, done) */
+	struct mpa_piece_iter it;
+	struct mpa_piece p;
+
+	mpa_piece_iter_init(&it);
+	while (mpa_fpdu_next_piece(lo, &it, &p)) {
+		switch (p.type) {
+		case MPA_PIECE_ULPDU:
+			if (copy_from_iter(va + p.off, p.len, from) != p.len)
+				return -EFAULT;
+			break;
+		case MPA_PIECE_CRC:
+			if (crc_on)
+				crc = mpa_crc_final(mpa_crc_update(crc, va + done,
+								   p.off - done));
+			mpa_crc_put(va + p.off, crc_on ? crc : 0);
+			return 0;
+		default:
+			mpa_piece_fill(lo, &p, va + p.off);
+			break;
+		}
+		if (crc_on && p.off + p.len - done >= MPA_TX_CRC_BATCH) {
+			crc = mpa_crc_update(crc, va + done,
+					     p.off + p.len - done);
+			done = p.off + p.len;
+		}
+	}
+	return 0;
+}
+
+/*
  * A new FPDU at the current stream position. @len is its ULPDU length if
  * known; an open (MSG_MORE) ULPDU is laid out for the largest ULPDU, which
  * puts every ULPDU octet where the final layout will.
@@ -361,17 +401,198 @@ undo:
 	return ret;
 }
 
+/* Wire octets of @r's pages from @off on: how many skb fragments they take. */
+static unsigned int mpa_tx_rec_frags(const struct mpa_tx_rec *r, u32 off)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < r->nr_chunks; i++) {
+		const struct mpa_tx_chunk *ch = &r->chunks[i];
+		u32 a, b;
+
+		if (off >= ch->len) {
+			off -= ch->len;
+			continue;
+		}
+		/* TCP takes pages one (small) page at a time */
+		a = ch->off + off;
+		b = ch->off + ch->len - 1;
+		n += b / PAGE_SIZE - a / PAGE_SIZE + 1;
+		off = 0;
+	}
+	return n;
+}
+
+/*
+ * Would the @len octets of @r's page fragments (no @r: of one contiguous
+ * range) take an skb holding @frags already past the most fragments an skb
+ * may have? A chunk of n octets takes at most
+ * n / PAGE_SIZE + 2 fragments: the walk over the chunks is only needed
+ * when that bound says it may (seldom: an FPDU's chunks are few).
+ */
+static bool mpa_tx_frags_over(const struct mpa_tx_rec *r, u32 len,
+			      unsigned int frags)
+{
+	unsigned int max = READ_ONCE(net_hotdata.sysctl_max_skb_frags);
+
+	if (frags + len / PAGE_SIZE + 2 * (r ? r->nr_chunks : 1) <= max)
+		return false;
+	return !r || frags + mpa_tx_rec_frags(r, 0) > max;
+}
+
+/*
+ * Before TCP takes the FPDU of @len wire octets in @r (none of it yet; no
+ * @r: one contiguous range, see mpa_tx_direct()): make sure no segment splits
+ * an FPDU that fits in one (Appendix A, R-4.5-5), while letting several
+ * FPDUs share a segment when the sender is ahead of the wire, as TCP packs
+ * small sends then (autocorking, Nagle, TCP_CORK).
+ *
+ * TCP appends what it is given to the last skb of its write queue (none of
+ * which has gone out yet) unless that skb is marked end-of-record, as
+ * MSG_EOR marks it, and cuts each skb into segments of the MSS from the
+ * skb's first octet. So the FPDU would start at offset tail->len % MSS of
+ * a segment. It joins the tail if it fits in what is left of that segment;
+ * if not, the tail is marked end-of-record and the FPDU starts a new skb,
+ * so a new segment (a larger FPDU too: it then starts a segment).
+ *
+ * The one cut TCP makes elsewhere than at a multiple of the MSS is at the
+ * edge of the peer's receive window, which would shift every later FPDU
+ * of the skb against the segments: so the tail only grows past its first
+ * segment while all of it fits in the window offered now (the window's
+ * edge only moves on). An skb of one segment at most goes out whole,
+ * but for TCP's window probe: when the peer's window stays below one
+ * segment, the persist timer sends what fits, cutting wherever the window
+ * ends, as it would cut a lone FPDU; make bench sees it as the rare
+ * segment that is not aligned (its alignment share).
+ *
+ * The tail is also ended when it could not take all of the FPDU's page
+ * fragments (TCP would start a new skb inside the FPDU), and when it holds
+ * octets of the startup phase.
+ *
+ * The MSS is TCP's mss_cache (ambiguity A13): what TCP segments with,
+ * unless it is sending SACK blocks.
+ */
+static void mpa_tx_align(struct mpa_conn *c, u32 len,
+			 const struct mpa_tx_rec *r)
+{
+	struct sock *sk = c->sk;
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct sk_buff *tail = tcp_write_queue_tail(sk);
+	u32 mss = READ_ONCE(tp->mss_cache), used, end;
+	unsigned int frags;
+
+	if (!tail || !tail->len || !tcp_skb_can_collapse_to(tail) || !mss)
+		return;		/* the FPDU starts a new skb anyway */
+	used = tail->len % mss;
+	end = TCP_SKB_CB(tail)->seq + tail->len + len;
+	frags = skb_shinfo(tail)->nr_frags;
+	if ((used && len > mss - used) ||
+	    (tail->len + len > mss && after(end, tcp_wnd_end(tp))) ||
+	    (frags && mpa_tx_frags_over(r, len, frags)) ||
+	    before(TCP_SKB_CB(tail)->seq, c->tx_seq_start))
+		TCP_SKB_CB(tail)->eor = 1;
+}
+
+/*
+ * The common case of a whole ULPDU sent when nothing waits in MPA, its FPDU
+ * no longer than a segment: its wire image is built straight in the
+ * socket's page fragment and handed to TCP, without a record. TCP puts
+ * such an FPDU whole in one skb (mpa_tx_align()) or, lacking memory,
+ * takes none of it. What TCP did not take becomes a queued record, as any
+ * FPDU TCP cannot take now.
+ *
+ * Return: 1 when the FPDU is accepted (taken by TCP, or queued), 0 when
+ * this path does not apply (nothing done), or a negative errno with
+ * nothing accepted.
+ */
+static int mpa_tx_direct(struct mpa_conn *c, struct iov_iter *from, u32 len)
+{
+	struct sock *sk = c->sk;
+	struct page_frag *pf = sk_page_frag(sk);
+	struct mpa_fpdu_layout lo;
+	struct msghdr msg = {};
+	struct mpa_tx_rec *r;
+	struct bio_vec bv;
+	int took, ret;
+
+	if (mpa_tx_pending(c) || c->tx_held || c->tx_sent != c->tx_len)
+		return 0;
+	mpa_fpdu_layout(&lo, c->tx_pos, c->params.tx_markers, len);
+	if (lo.span > READ_ONCE(tcp_sk(sk)->mss_cache) ||
+	    !skb_page_frag_refill(lo.span, pf, sk->sk_allocation) ||
+	    pf->size - pf->offset < lo.span)
+		return 0;	/* mpa_tx_one() reports a lack of memory */
+	ret = mpa_tx_fill_linear(&lo, page_address(pf->page) + pf->offset,
+				 from, mpa_tx_crc_on(c));
+	if (ret)
+		return ret;
+	bvec_set_page(&bv, pf->page, lo.span, pf->offset);
+	pf->offset += lo.span;
+
+	mpa_tx_align(c, lo.span, NULL);
+	msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bv, 1, lo.span);
+	took = tcp_sendmsg_locked(sk, &msg, lo.span);
+	if (took == lo.span) {
+		c->stats.tx_fpdus++;
+		c->stats.tx_octets += len;
+		c->stats.tx_markers += lo.nr_markers + lo.lead_marker;
+		c->tx_pos += lo.span;
+		return 1;
+	}
+
+	took = max(took, 0);
+	r = mpa_tx_rec_new(c, len);
+	ret = -ENOMEM;
+	if (r) {
+		get_page(bv.bv_page);
+		r->chunks[0].page = bv.bv_page;
+		r->chunks[0].off = bv.bv_offset;
+		r->chunks[0].len = lo.span;
+		r->nr_chunks = 1;
+		r->len = lo.span;
+		r->sent = took;
+		r->ulpdu_len = len;
+		ret = mpa_tx_charge(c, r, lo.span - took);
+		if (!ret) {
+			list_add_tail(&r->list, &c->tx_queue);
+			c->tx_pos += lo.span;
+			return 1;
+		}
+		mpa_tx_rec_free(c, r);
+	}
+	if (!took) {
+		/* nothing accepted: the caller may try again, or report */
+		iov_iter_revert(from, len);
+		return ret;
+	}
+	/*
+	 * TCP has the FPDU's head and MPA no memory for its tail: the peer
+	 * learns with a reset that the stream ends there.
+	 */
+	mpa_conn_abort(c);
+	return ret;
+}
+
 /* Frame a whole ULPDU of @len octets in one pass and queue it. */
 static int mpa_tx_one(struct mpa_conn *c, struct iov_iter *from, u32 len)
 {
 	struct mpa_tx_rec *r;
 	int ret;
 
+	ret = mpa_tx_direct(c, from, len);
+	if (ret)
+		return min(ret, 0);
 	r = mpa_tx_rec_new(c, len);
 	if (!r)
 		return -ENOMEM;
 	ret = mpa_tx_rec_grow(c, r, r->lo.span);
-	if (!ret)
+	if (!ret && r->nr_chunks == 1)
+		ret = mpa_tx_fill_linear(&r->lo,
+					 page_address(r->chunks[0].page) +
+					 r->chunks[0].off,
+					 from, mpa_tx_crc_on(c));
+	else if (!ret)
 		ret = mpa_tx_rec_fill(r, from, true, mpa_tx_crc_on(c));
 	if (ret) {
 		mpa_tx_rec_free(c, r);
@@ -544,94 +765,6 @@ bool mpa_tx_pending(const struct mpa_conn *c)
 	return !list_empty(&c->tx_queue);
 }
 
-/* Wire octets of @r's pages from @off on: how many skb fragments they take. */
-static unsigned int mpa_tx_rec_frags(const struct mpa_tx_rec *r, u32 off)
-{
-	unsigned int i, n = 0;
-
-	for (i = 0; i < r->nr_chunks; i++) {
-		const struct mpa_tx_chunk *ch = &r->chunks[i];
-		u32 a, b;
-
-		if (off >= ch->len) {
-			off -= ch->len;
-			continue;
-		}
-		/* TCP takes pages one (small) page at a time */
-		a = ch->off + off;
-		b = ch->off + ch->len - 1;
-		n += b / PAGE_SIZE - a / PAGE_SIZE + 1;
-		off = 0;
-	}
-	return n;
-}
-
-/*
- * Would @r's page fragments take an skb holding @frags already past the
- * most fragments an skb may have? A chunk of n octets takes at most
- * n / PAGE_SIZE + 2 fragments: the walk over the chunks is only needed
- * when that bound says it may (seldom: an FPDU's chunks are few).
- */
-static bool mpa_tx_frags_over(const struct mpa_tx_rec *r, unsigned int frags)
-{
-	unsigned int max = READ_ONCE(net_hotdata.sysctl_max_skb_frags);
-
-	if (frags + r->len / PAGE_SIZE + 2 * r->nr_chunks <= max)
-		return false;
-	return frags + mpa_tx_rec_frags(r, 0) > max;
-}
-
-/*
- * Before TCP takes FPDU @r (none of it yet): make sure no segment splits
- * an FPDU that fits in one (Appendix A, R-4.5-5), while letting several
- * FPDUs share a segment when the sender is ahead of the wire, as TCP packs
- * small sends then (autocorking, Nagle, TCP_CORK).
- *
- * TCP appends what it is given to the last skb of its write queue (none of
- * which has gone out yet) unless that skb is marked end-of-record, as
- * MSG_EOR marks it, and cuts each skb into segments of the MSS from the
- * skb's first octet. So the FPDU would start at offset tail->len % MSS of
- * a segment. It joins the tail if it fits in what is left of that segment;
- * if not, the tail is marked end-of-record and the FPDU starts a new skb,
- * so a new segment (a larger FPDU too: it then starts a segment).
- *
- * The one cut TCP makes elsewhere than at a multiple of the MSS is at the
- * edge of the peer's receive window, which would shift every later FPDU
- * of the skb against the segments: so the tail only grows past its first
- * segment while all of it fits in the window offered now (the window's
- * edge only moves on). An skb of one segment at most goes out whole,
- * but for TCP's window probe: when the peer's window stays below one
- * segment, the persist timer sends what fits, cutting wherever the window
- * ends, as it would cut a lone FPDU; make bench sees it as the rare
- * segment that is not aligned (its alignment share).
- *
- * The tail is also ended when it could not take all of the FPDU's page
- * fragments (TCP would start a new skb inside the FPDU), and when it holds
- * octets of the startup phase.
- *
- * The MSS is TCP's mss_cache (ambiguity A13): what TCP segments with,
- * unless it is sending SACK blocks.
- */
-static void mpa_tx_align(struct mpa_conn *c, const struct mpa_tx_rec *r)
-{
-	struct sock *sk = c->sk;
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct sk_buff *tail = tcp_write_queue_tail(sk);
-	u32 mss = READ_ONCE(tp->mss_cache), used, end;
-	unsigned int frags;
-
-	if (!tail || !tail->len || !tcp_skb_can_collapse_to(tail) || !mss)
-		return;		/* the FPDU starts a new skb anyway */
-	used = tail->len % mss;
-	end = TCP_SKB_CB(tail)->seq + tail->len + r->len;
-	frags = skb_shinfo(tail)->nr_frags;
-	if ((used && r->len > mss - used) ||
-	    (tail->len + r->len > mss && after(end, tcp_wnd_end(tp))) ||
-	    (frags && mpa_tx_frags_over(r, frags)) ||
-	    before(TCP_SKB_CB(tail)->seq, c->tx_seq_start))
-		TCP_SKB_CB(tail)->eor = 1;
-}
-
 /**
  * mpa_tx_push() - hand queued FPDUs to TCP, as far as it takes them now
  * @c: the connection, socket locked, process context
@@ -674,7 +807,7 @@ int mpa_tx_push(struct mpa_conn *c)
 			skip = 0;
 		}
 		if (!r->sent)
-			mpa_tx_align(c, r);
+			mpa_tx_align(c, r->len, r);
 		msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
 		if (r->uarg) {
 			/* TCP links its skbs to the completion */
