@@ -88,13 +88,15 @@ static void mpa_write_space(struct sock *sk)
 	/*
 	 * TCP made room: send the rest of a startup frame, or FPDUs. A
 	 * sender sleeping in mpa_tx_wait() pushes them itself once woken,
-	 * on its own CPU, without a round through the work.
+	 * on its own CPU, without a round through the work. A call from
+	 * inside TCP's sendmsg while mpa_tx_push() runs is TCP refusing for
+	 * want of memory with nothing in flight: mpa_tx_push() sees to it.
 	 */
 	if (READ_ONCE(c->tx_sent) != READ_ONCE(c->tx_len) ||
 	    READ_ONCE(c->kwant_room))
 		mpa_conn_schedule(c);
 	else if (mpa_conn_full(c) && mpa_tx_pending(c) &&
-		 !READ_ONCE(c->tx_held)) {
+		 !READ_ONCE(c->tx_held) && !READ_ONCE(c->tx_pushing)) {
 		if (READ_ONCE(c->tx_waiting))
 			mpa_conn_wake(c);
 		else

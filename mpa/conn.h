@@ -124,6 +124,8 @@ enum {
  *	and sk_forward_alloc
  * @tx_waiting: a sender sleeps in mpa_tx_wait(), pushing each time it
  *	wakes: TCP's room wakes it rather than the connection's work
+ * @tx_pushing: mpa_tx_push() is handing FPDUs to TCP: an sk_write_space()
+ *	from inside TCP's sendmsg is answered by mpa_tx_push() itself
  * @rxm: the receive machine: every decision about the FPDUs received
  *	(positions from @rx_seq_start)
  * @rx_ready: the machine judged the next FPDU valid, or @rx_err is set,
@@ -209,6 +211,7 @@ struct mpa_conn {
 	bool kpaused;
 	bool kended;
 	bool kwant_room;
+	bool tx_pushing;	/* beside the k flags: fills a hole */
 	const struct mpa_kops *kops;
 	void *kpriv;
 	struct task_struct *kcb_task;

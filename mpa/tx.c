@@ -499,7 +499,10 @@ static void mpa_tx_align(struct mpa_conn *c, u32 len,
  * socket's page fragment and handed to TCP, without a record. TCP puts
  * such an FPDU whole in one skb (mpa_tx_align()) or, lacking memory,
  * takes none of it. What TCP did not take becomes a queued record, as any
- * FPDU TCP cannot take now.
+ * FPDU TCP cannot take now. A TCP that refuses with its queues empty calls
+ * sk_write_space() before the record is queued: the callers push it right
+ * after (mpa_tx_sendmsg(), mpa_ksend()), which TCP then answers with the
+ * sk_write_space() that mpa_write_space() acts on.
  *
  * Return: 1 when the FPDU is accepted (taken by TCP, or queued), 0 when
  * this path does not apply (nothing done), or a negative errno with
@@ -787,6 +790,7 @@ int mpa_tx_push(struct mpa_conn *c)
 	 */
 	charged = c->tx_charged;
 	sk_wmem_queued_add(sk, -(int)charged);
+	WRITE_ONCE(c->tx_pushing, true);
 
 	while ((r = list_first_entry_or_null(&c->tx_queue, struct mpa_tx_rec,
 					     list))) {
@@ -841,8 +845,19 @@ int mpa_tx_push(struct mpa_conn *c)
 		mpa_tx_rec_free(c, r);
 		ret = 0;
 	}
+	WRITE_ONCE(c->tx_pushing, false);
 	sk_wmem_queued_add(sk, charged);
-	return ret == -EAGAIN ? 0 : ret;
+	if (ret != -EAGAIN)
+		return ret;
+	/*
+	 * TCP took nothing. With something in flight, its ACK makes room
+	 * (sk_write_space()). With nothing, TCP lacked memory, and only
+	 * time brings it back: try again soon, not at once (TCP's own call
+	 * of sk_write_space() for it was ignored: mpa_write_space()).
+	 */
+	if (tcp_rtx_and_write_queues_empty(sk))
+		timer_reduce(&c->timer, jiffies + MPA_RETRY);
+	return 0;
 }
 
 /**

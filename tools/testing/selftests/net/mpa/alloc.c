@@ -55,6 +55,7 @@
 #define AL_PROB		10
 #define AL_PINGPONG_PROB 40	/* pingpong: TCP's skb fails twice in a row */
 #define AL_STRANDED_WAIT 10000	/* ms: stranded, MPA retries every 100 */
+#define AL_SHORT	300	/* ms: stranded, memory stays short */
 #define AL_WAIT		30000	/* ms: no step may take longer */
 #define AL_DIR_WAIT	240000	/* ms: one direction of the traffic test */
 #define AL_TIMEOUT	4000	/* ms: MPA_TIMEOUT of the startups */
@@ -677,21 +678,25 @@ TEST_F_TIMEOUT(inject, peer_pd, 300)
 
 /*
  * TCP refuses an FPDU for want of memory while it holds nothing, sent or
- * not, so that no ACK will come: every allocation under mpa_tx_push()
- * fails while a non-blocking send() queues a ULPDU (after a round trip, so
- * that TCP has nothing in flight). Once memory is back, MPA must hand the
- * FPDU to TCP by itself: the peer receives it, with nothing more done by
- * the sender. (TCP's sendmsg calls sk_write_space() when it refuses with
- * its queues empty; MPA's work pushes again from there.) Like peer_pd, it
- * points the injection at one function, then back at the whole module.
+ * not, so that no ACK will come: every allocation under TCP's
+ * tcp_sendmsg_locked() fails while a non-blocking send() hands it a ULPDU
+ * (after a round trip, so that TCP has nothing in flight); MPA's own
+ * allocations do not. Once memory is back, MPA must hand the FPDU to TCP
+ * by itself: the peer receives it, with nothing more done by the sender.
+ * (TCP's sendmsg calls sk_write_space() when it refuses with its queues
+ * empty.) MPA tries again after a while, not at once: while memory stays
+ * short (AL_SHORT ms), TCP is asked a few times, not thousands. Like
+ * peer_pd, it points the injection at one function, then back at the
+ * whole module.
  */
 TEST_F_TIMEOUT(inject, stranded, 300)
 {
 	unsigned long long fs, fe, ms, me;
 	uint8_t b[1000], got[2000];
 	int i, r, m;
+	long long fails;
 
-	ASSERT_EQ(0, ks_func("mpa", "mpa_tx_push", &fs, &fe));
+	ASSERT_EQ(0, ks_func(NULL, "tcp_sendmsg_locked", &fs, &fe));
 	ASSERT_EQ(0, fi_module_text(&ms, &me));
 	t_fill(b, sizeof(b), 77);
 	for (m = 0; m < 2; m++) {
@@ -708,9 +713,16 @@ TEST_F_TIMEOUT(inject, stranded, 300)
 		EXPECT_EQ(sizeof(b), send(i, b, sizeof(b),
 					  MSG_NOSIGNAL | MSG_DONTWAIT))
 			TH_LOG("send: %s", strerror(errno));
+		/* a negative check: no busy retrying while memory is short */
+		usleep(AL_SHORT * 1000);
 		fi_off();
-		EXPECT_LE(1, FI_TIMES - fi_get(FI_SLAB, "times"))
+		fails = FI_TIMES - fi_get(FI_SLAB, "times");
+		EXPECT_LE(1, fails)
 			TH_LOG("TCP's allocation did not fail");
+		/* the send, its push, then every 100 ms; 4 to spare */
+		EXPECT_GE(2 + AL_SHORT / 100 + 4, fails)
+			TH_LOG("Markers %d: TCP refused %lld times in %d ms",
+			       m, fails, AL_SHORT);
 
 		/* nothing more from the sender: the FPDU must come */
 		ASSERT_EQ(0, t_set_timeo(r, SO_RCVTIMEO, AL_STRANDED_WAIT));
