@@ -401,6 +401,14 @@ undo:
 	return ret;
 }
 
+/* TCP took all of an FPDU of layout @lo: count it. */
+static void mpa_tx_sent(struct mpa_conn *c, const struct mpa_fpdu_layout *lo)
+{
+	c->stats.tx_fpdus++;
+	c->stats.tx_octets += lo->ulpdu_len;
+	c->stats.tx_markers += lo->nr_markers + lo->lead_marker;
+}
+
 /* Wire octets of @r's pages from @off on: how many skb fragments they take. */
 static unsigned int mpa_tx_rec_frags(const struct mpa_tx_rec *r, u32 off)
 {
@@ -494,6 +502,31 @@ static void mpa_tx_align(struct mpa_conn *c, u32 len,
 }
 
 /*
+ * Add @len octets of a page at @off to @r's wire image, with a reference:
+ * the consumer's page of a zero-copy send (charged as ours are: TCP
+ * charges such pages too), or our page fragment (mpa_tx_direct()).
+ */
+static int mpa_tx_rec_page(struct mpa_conn *c, struct mpa_tx_rec *r,
+			   struct page *page, u32 off, u32 len)
+{
+	struct mpa_tx_chunk *ch;
+	int ret;
+
+	if (r->nr_chunks == MPA_TX_CHUNKS)
+		return -E2BIG;
+	ret = mpa_tx_charge(c, r, len);
+	if (ret)
+		return ret;
+	ch = &r->chunks[r->nr_chunks++];
+	get_page(page);
+	ch->page = page;
+	ch->off = off;
+	ch->len = len;
+	r->len += len;
+	return 0;
+}
+
+/*
  * The common case of a whole ULPDU sent when nothing waits in MPA, its FPDU
  * no longer than a segment: its wire image is built straight in the
  * socket's page fragment and handed to TCP, without a record. TCP puts
@@ -537,9 +570,7 @@ static int mpa_tx_direct(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bv, 1, lo.span);
 	took = tcp_sendmsg_locked(sk, &msg, lo.span);
 	if (took == lo.span) {
-		c->stats.tx_fpdus++;
-		c->stats.tx_octets += len;
-		c->stats.tx_markers += lo.nr_markers + lo.lead_marker;
+		mpa_tx_sent(c, &lo);
 		c->tx_pos += lo.span;
 		return 1;
 	}
@@ -548,16 +579,12 @@ static int mpa_tx_direct(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	r = mpa_tx_rec_new(c, len);
 	ret = -ENOMEM;
 	if (r) {
-		get_page(bv.bv_page);
-		r->chunks[0].page = bv.bv_page;
-		r->chunks[0].off = bv.bv_offset;
-		r->chunks[0].len = lo.span;
-		r->nr_chunks = 1;
-		r->len = lo.span;
-		r->sent = took;
-		r->ulpdu_len = len;
-		ret = mpa_tx_charge(c, r, lo.span - took);
+		ret = mpa_tx_rec_page(c, r, bv.bv_page, bv.bv_offset, lo.span);
 		if (!ret) {
+			/* TCP charged what it took itself */
+			mpa_tx_uncharge(c, r, took);
+			r->sent = took;
+			r->ulpdu_len = len;
 			list_add_tail(&r->list, &c->tx_queue);
 			c->tx_pos += lo.span;
 			return 1;
@@ -604,30 +631,6 @@ static int mpa_tx_one(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	r->ulpdu_len = len;
 	list_add_tail(&r->list, &c->tx_queue);
 	c->tx_pos += r->len;
-	return 0;
-}
-
-/*
- * Add @len octets of the consumer's page at @off to @r's wire image. They
- * are charged as ours are: TCP charges the pages of a zero-copy send too.
- */
-static int mpa_tx_rec_page(struct mpa_conn *c, struct mpa_tx_rec *r,
-			   struct page *page, u32 off, u32 len)
-{
-	struct mpa_tx_chunk *ch;
-	int ret;
-
-	if (r->nr_chunks == MPA_TX_CHUNKS)
-		return -E2BIG;
-	ret = mpa_tx_charge(c, r, len);
-	if (ret)
-		return ret;
-	ch = &r->chunks[r->nr_chunks++];
-	get_page(page);
-	ch->page = page;
-	ch->off = off;
-	ch->len = len;
-	r->len += len;
 	return 0;
 }
 
@@ -838,9 +841,7 @@ int mpa_tx_push(struct mpa_conn *c)
 			ret = 0;	/* no room for the rest now */
 			break;
 		}
-		c->stats.tx_fpdus++;
-		c->stats.tx_octets += r->ulpdu_len;
-		c->stats.tx_markers += r->lo.nr_markers + r->lo.lead_marker;
+		mpa_tx_sent(c, &r->lo);
 		list_del(&r->list);
 		mpa_tx_rec_free(c, r);
 		ret = 0;
