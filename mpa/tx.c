@@ -206,12 +206,55 @@ static bool mpa_tx_crc_on(const struct mpa_conn *c)
 #define MPA_TX_CRC_BATCH	SZ_4K
 
 /*
+ * Write the whole wire image of the FPDU of layout @lo to @va, contiguous:
+ * Markers, ULPDU_Length, the ULPDU copied from @from (none: it is in
+ * place already), PAD and the CRC,
+ * summed over the copy (not the source, which the caller may change under
+ * us) in ranges of up to MPA_TX_CRC_BATCH octets as they are written, so
+ * a small FPDU takes one CRC call. Without @crc_on the CRC field is zero.
+ */
+static int mpa_tx_fill_linear(const struct mpa_fpdu_layout *lo, u8 *va,
+			      struct iov_iter *from, bool crc_on)
+{
+	u32 crc = mpa_crc_init(), done = 0;	/* summed: [0, done) */
+	struct mpa_piece_iter it;
+	struct mpa_piece p;
+
+	mpa_piece_iter_init(&it);
+	while (mpa_fpdu_next_piece(lo, &it, &p)) {
+		switch (p.type) {
+		case MPA_PIECE_ULPDU:
+			if (from &&
+			    copy_from_iter(va + p.off, p.len, from) != p.len)
+				return -EFAULT;
+			break;
+		case MPA_PIECE_CRC:
+			if (crc_on)
+				crc = mpa_crc_final(mpa_crc_update(crc, va + done,
+								   p.off - done));
+			mpa_crc_put(va + p.off, crc_on ? crc : 0);
+			return 0;
+		default:
+			mpa_piece_fill(lo, &p, va + p.off);
+			break;
+		}
+		if (crc_on && p.off + p.len - done >= MPA_TX_CRC_BATCH) {
+			crc = mpa_crc_update(crc, va + done,
+					     p.off + p.len - done);
+			done = p.off + p.len;
+		}
+	}
+	return 0;
+}
+
+/*
  * Write the pieces of @r that are not ULPDU octets, per its final layout.
  * With @copy, also copy the ULPDU from @from; else the ULPDU is already in
  * place. The CRC covers the wire image up to the CRC field, summed in
  * ranges of up to MPA_TX_CRC_BATCH octets as they are written; without
  * @crc_on (CRCs off for the connection) the CRC field is zero and no CRC
- * is computed (see mpa_tx_crc_on()).
+ * is computed (see mpa_tx_crc_on()). An image in one chunk (the common
+ * case) is written straight, without the walk over the chunks.
  */
 static int mpa_tx_rec_fill(struct mpa_tx_rec *r, struct iov_iter *from,
 			   bool copy, bool crc_on)
@@ -223,6 +266,10 @@ static int mpa_tx_rec_fill(struct mpa_tx_rec *r, struct iov_iter *from,
 	struct mpa_piece p;
 	int ret;
 
+	if (r->nr_chunks == 1)
+		return mpa_tx_fill_linear(lo, page_address(r->chunks[0].page) +
+					  r->chunks[0].off,
+					  copy ? from : NULL, crc_on);
 	mpa_piece_iter_init(&it);
 	while (mpa_fpdu_next_piece(lo, &it, &p)) {
 		switch (p.type) {
@@ -256,46 +303,6 @@ static int mpa_tx_rec_fill(struct mpa_tx_rec *r, struct iov_iter *from,
 		}
 		if (crc_on && p.off + p.len - done >= MPA_TX_CRC_BATCH) {
 			crc = mpa_tx_rec_crc(r, done, p.off + p.len - done, crc);
-			done = p.off + p.len;
-		}
-	}
-	return 0;
-}
-
-/*
- * Write the whole wire image of the FPDU of layout @lo to @va, contiguous:
- * Markers, ULPDU_Length, the ULPDU copied from @from, PAD and the CRC,
- * summed over the copy (not the source, which the caller may change under
- * us) in ranges of up to MPA_TX_CRC_BATCH octets as they are written, so
- * a small FPDU takes one CRC call. Without @crc_on the CRC field is zero.
- */
-static int mpa_tx_fill_linear(const struct mpa_fpdu_layout *lo, u8 *va,
-			      struct iov_iter *from, bool crc_on)
-{
-	u32 crc = mpa_crc_init(), done = 0;	/* summed: [0, done) */
-	struct mpa_piece_iter it;
-	struct mpa_piece p;
-
-	mpa_piece_iter_init(&it);
-	while (mpa_fpdu_next_piece(lo, &it, &p)) {
-		switch (p.type) {
-		case MPA_PIECE_ULPDU:
-			if (copy_from_iter(va + p.off, p.len, from) != p.len)
-				return -EFAULT;
-			break;
-		case MPA_PIECE_CRC:
-			if (crc_on)
-				crc = mpa_crc_final(mpa_crc_update(crc, va + done,
-								   p.off - done));
-			mpa_crc_put(va + p.off, crc_on ? crc : 0);
-			return 0;
-		default:
-			mpa_piece_fill(lo, &p, va + p.off);
-			break;
-		}
-		if (crc_on && p.off + p.len - done >= MPA_TX_CRC_BATCH) {
-			crc = mpa_crc_update(crc, va + done,
-					     p.off + p.len - done);
 			done = p.off + p.len;
 		}
 	}
@@ -617,12 +624,7 @@ static int mpa_tx_one(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	if (!r)
 		return -ENOMEM;
 	ret = mpa_tx_rec_grow(c, r, r->lo.span);
-	if (!ret && r->nr_chunks == 1)
-		ret = mpa_tx_fill_linear(&r->lo,
-					 page_address(r->chunks[0].page) +
-					 r->chunks[0].off,
-					 from, mpa_tx_crc_on(c));
-	else if (!ret)
+	if (!ret)
 		ret = mpa_tx_rec_fill(r, from, true, mpa_tx_crc_on(c));
 	if (ret) {
 		mpa_tx_rec_free(c, r);
