@@ -32,12 +32,16 @@
  *
  * Usage: mpabench [-r ROUNDS] [-s SCALE%] [-n CONNS] [-p PARTS] [-N]
  *                 [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE] [-M MODES]
+ *                 [-O tcp|mpa]
  * (PARTS: a comma-separated list of the part names above, default all;
  * -N: TCP_NODELAY on every connection, TCP and MPA alike; -c: the
  * throughput threads free, all on CPU 0, or sender on 0 and receiver on
  * 1; -P, -D, -S: one path, direction or ULPDU size only, 0 for MULPDU;
  * -M: the MPA modes of the throughput part, a string of their numbers:
- * 0 CRC, 1 CRC and Markers, 2 no CRC, 3 no CRC and Markers, default 0123).
+ * 0 CRC, 1 CRC and Markers, 2 no CRC, 3 no CRC and Markers, default 0123;
+ * -O: the throughput part runs only the plain TCP or only the MPA run of
+ * each pair, and prints speeds without ratios: for profiling one side,
+ * e.g. perf record -a around the whole program, see the README).
  */
 #include <arpa/inet.h>
 #include <linux/if_alg.h>
@@ -69,6 +73,7 @@ static int cpus_mode;		/* -c: 0 free, 1 all on CPU 0, 2 tx 0 rx 1 */
 static const char *only_path, *only_dir;	/* -P veth|lo, -D one|both */
 static long only_size = -1;		/* -S: one ULPDU size (0: MULPDU) */
 static const char *only_modes = "0123";	/* -M: throughput modes */
+static const char *only_side;	/* -O tcp|mpa: one side of each pair only */
 static const char *parts = "crc,throughput,align,pingpong,setup,memory";
 static double crc_mbs;		/* the CRC limit, MB/s; 0: not measured */
 
@@ -526,6 +531,12 @@ static bool mode_wanted(unsigned int k)
 	return strchr(only_modes, '0' + k);
 }
 
+/* Are the throughput runs of @name ("tcp", "mpa") wanted (-O)? */
+static bool side(const char *name)
+{
+	return !only_side || !strcmp(only_side, name);
+}
+
 /* Medians of a cell's ratios: to TCP, to the CRC limit */
 struct ratios {
 	double tcp, limit;
@@ -538,6 +549,12 @@ static struct ratios print_ratio(const char *label, const double *tcp,
 	struct stat3 st, sm, a, b;
 	int r;
 
+	if (only_side) {
+		/* -O: one side's speed, for a profiler; no ratio */
+		printf("  %-20s %7.2f %7.2f  (-O %s: no ratios)\n", label,
+		       stat3(tcp, n).med, stat3(mpa, n).med, only_side);
+		return (struct ratios){ 0, 0 };
+	}
 	for (r = 0; r < n; r++) {
 		rt[r] = mpa[r] / tcp[r];
 		rl[r] = crc_mbs ? mpa[r] * (1 / tcp[r] + 1 / crc_mbs) : 0;
@@ -597,12 +614,14 @@ static void part_throughput(void)
 					for (k = 0; k < NR_MPA; k++) {
 						if (!mode_wanted(k))
 							continue;
-						tcp[k][r] = xfer(p, &m_tcp, ts,
-								 total, both);
-						mpa[k][r] = xfer(p, &m_mpa[k],
+						tcp[k][r] = side("tcp") ?
+							xfer(p, &m_tcp, ts,
+							     total, both) : 0;
+						mpa[k][r] = side("mpa") ?
+							xfer(p, &m_mpa[k],
 							cell_size(p, cells[c].size,
 								  &m_mpa[k]),
-							total, both);
+							total, both) : 0;
 					}
 				for (k = 0; k < NR_MPA; k++) {
 					char label[40];
@@ -1231,7 +1250,7 @@ int main(int argc, char **argv)
 	struct utsname u;
 	int opt, mss[2], cli, srv;
 
-	while ((opt = getopt(argc, argv, "r:s:n:p:Nc:P:D:S:M:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:s:n:p:Nc:P:D:S:M:O:")) != -1) {
 		switch (opt) {
 		case 'r':
 			rounds = atoi(optarg);
@@ -1263,12 +1282,16 @@ int main(int argc, char **argv)
 		case 'M':
 			only_modes = optarg;
 			break;
+		case 'O':
+			only_side = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: mpabench [-r ROUNDS] [-s SCALE%%] [-n CONNS] [-p PARTS] [-N] [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE] [-M MODES]\n");
+			fprintf(stderr, "usage: mpabench [-r ROUNDS] [-s SCALE%%] [-n CONNS] [-p PARTS] [-N] [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE] [-M MODES] [-O tcp|mpa]\n");
 			return 2;
 		}
 	}
-	if (rounds < 1 || rounds > MAX_ROUNDS || scale < 1 || nconns < 1)
+	if (rounds < 1 || rounds > MAX_ROUNDS || scale < 1 || nconns < 1 ||
+	    (only_side && strcmp(only_side, "tcp") && strcmp(only_side, "mpa")))
 		die("bad arguments");
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
