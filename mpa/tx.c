@@ -534,6 +534,29 @@ static int mpa_tx_rec_page(struct mpa_conn *c, struct mpa_tx_rec *r,
 }
 
 /*
+ * ULPDUs from this size on start on an 8-octet boundary of their page
+ * (mpa_tx_skew()). Smaller ones are not worth a gap between their FPDUs,
+ * which would keep them in separate skb fragments, fewer to a segment.
+ */
+#define MPA_TX_ALIGN_MIN	256
+#define MPA_TX_ALIGN		8
+
+/*
+ * How far to move the FPDU of layout @lo from @off in its page so that
+ * its ULPDU starts on an MPA_TX_ALIGN boundary: the copy from the
+ * caller, the one per-octet pass besides the CRC, then writes whole
+ * words (on veth and loopback the reader's copy out of the same page
+ * reads them too). Only the FPDU's own octets go to TCP, so the gap is
+ * never sent.
+ */
+static u32 mpa_tx_skew(const struct mpa_fpdu_layout *lo, u32 off)
+{
+	if (lo->ulpdu_len < MPA_TX_ALIGN_MIN)
+		return 0;
+	return (0U - (off + lo->hdr_off + MPA_HDR_SIZE)) & (MPA_TX_ALIGN - 1);
+}
+
+/*
  * The common case of a whole ULPDU sent when nothing waits in MPA, its FPDU
  * no longer than a segment: its wire image is built straight in the
  * socket's page fragment and handed to TCP, without a record. TCP puts
@@ -557,14 +580,19 @@ static int mpa_tx_direct(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	struct mpa_tx_rec *r;
 	struct bio_vec bv;
 	int took, ret;
+	u32 skew;
 
 	if (mpa_tx_pending(c) || c->tx_held || c->tx_sent != c->tx_len)
 		return 0;
 	mpa_fpdu_layout(&lo, c->tx_pos, c->params.tx_markers, len);
 	if (lo.span > READ_ONCE(tcp_sk(sk)->mss_cache) ||
-	    !skb_page_frag_refill(lo.span, pf, sk->sk_allocation) ||
-	    pf->size - pf->offset < lo.span)
+	    !skb_page_frag_refill(lo.span + MPA_TX_ALIGN - 1, pf,
+				  sk->sk_allocation))
 		return 0;	/* mpa_tx_one() reports a lack of memory */
+	skew = mpa_tx_skew(&lo, pf->offset);
+	if (pf->size - pf->offset < skew + lo.span)
+		return 0;
+	pf->offset += skew;
 	ret = mpa_tx_fill_linear(&lo, page_address(pf->page) + pf->offset,
 				 from, mpa_tx_crc_on(c));
 	if (ret)
