@@ -1415,13 +1415,14 @@ static inline int t_mpa_establish(int i, int r, bool init_m, bool resp_m,
 /*
  * Two MPA sockets in Full Operation over loopback: *i the Initiator (the
  * client), *r the Responder. @init_m, @resp_m and @crc as for
- * t_mpa_establish(). With @mss, TCP_MAXSEG before the handshake. 0, or -1
- * with what failed on stderr (both sockets closed).
+ * t_mpa_establish(). @o as for mpa_tcp_pair_opts() (the Responder is the
+ * server). 0, or -1 with what failed on stderr (both sockets closed).
  */
-static inline int t_mpa_pair(int family, int mss, bool init_m, bool resp_m,
-			     bool crc, int *i, int *r)
+static inline int t_mpa_pair_opts(int family, const struct t_pair_opts *o,
+				  bool init_m, bool resp_m, bool crc, int *i,
+				  int *r)
 {
-	if (mpa_tcp_pair_mss(family, mss, i, r)) {
+	if (mpa_tcp_pair_opts(family, o, i, r)) {
 		fprintf(stderr, "# t_mpa_pair: no TCP pair: %s\n",
 			strerror(errno));
 		return -1;
@@ -1432,6 +1433,15 @@ static inline int t_mpa_pair(int family, int mss, bool init_m, bool resp_m,
 	close(*r);
 	*i = *r = -1;
 	return -1;
+}
+
+/* t_mpa_pair_opts() with TCP_MAXSEG @mss (0: none) alone */
+static inline int t_mpa_pair(int family, int mss, bool init_m, bool resp_m,
+			     bool crc, int *i, int *r)
+{
+	struct t_pair_opts o = { .mss = mss };
+
+	return t_mpa_pair_opts(family, &o, init_m, resp_m, crc, i, r);
 }
 
 /*
