@@ -10,6 +10,7 @@
 # (alone_suites below), e.g.
 #   MPA_CHECK=stock make check
 #   MPA_CHECK="faults-stock alloc-debug" make check
+# MPA_CHECK_JOBS sets how many guests (and fuzz) run at once (default 2).
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -41,6 +42,58 @@ report() {
 	echo "$1: $2 passed, $3 failed"
 	total_pass=$((total_pass + $2))
 	total_fail=$((total_fail + $3))
+}
+
+# Parts that leave the host as it is (the guests' suites, fuzz, the runner
+# checks, demo) run as jobs, MPA_CHECK_JOBS of them at once (default 2): a
+# guest under TCG keeps the host's cores busy less than half of its time
+# (its tests wait on sockets, timers and their own children), so two
+# guests finish in little more time than one. Each job's output is kept
+# and shown, and its counts added, in the order the jobs were started, as
+# soon as it and every job before it have ended. The longest start first.
+max_jobs=${MPA_CHECK_JOBS:-2}
+job_dir=$out/jobs
+job_names=() job_next=0
+
+# job NAME COMMAND...: run COMMAND (a function of this script) once fewer
+# than max_jobs jobs run.
+job() {
+	local name=$1
+	shift
+	while [ "$(jobs -pr | wc -l)" -ge "$max_jobs" ]; do
+		wait -n
+		jobs_show
+	done
+	mkdir -p "$job_dir"
+	rm -f "$job_dir/$name".*
+	{
+		"$@" > "$job_dir/$name.out" 2> "$job_dir/$name.err"
+		: > "$job_dir/$name.done"
+	} &
+	job_names+=("$name")
+}
+
+# Show the ended jobs that no running one was started before.
+jobs_show() {
+	local name line
+	while [ "$job_next" -lt "${#job_names[@]}" ]; do
+		name=${job_names[$job_next]}
+		[ -e "$job_dir/$name.done" ] || return 0
+		cat "$job_dir/$name.err" >&2
+		while IFS= read -r line; do
+			if [[ $line =~ ^([^:]+):\ ([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+				report "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
+			else
+				printf '%s\n' "$line"
+			fi
+		done < "$job_dir/$name.out"
+		job_next=$((job_next + 1))
+	done
+}
+
+jobs_finish() {
+	wait
+	jobs_show
 }
 
 # Count a TAP/KTAP stream from the kselftest harness: "ok" lines pass;
@@ -186,25 +239,13 @@ run_stress() {
 	run_guest_suite "$lane" "$name" tools/testing/stress-suite.sh "MPA_SUITE=$name"
 }
 
-run_lane() {
+# A lane's selftests in one guest (tools/testing/guest-suite.sh), with
+# KUnit first on the debug lane.
+run_selftests() {
 	local lane=$1 rc p f lp lf t
 	local res=$out/$lane
 	rm -rf "$res"
 	mkdir -p "$res"
-	if ! make -s -C "$MPA_TOP" "modules-$lane" > "$res/build.log" 2>&1; then
-		msg "building the $lane lane failed:"
-		tail -n 20 "$res/build.log" >&2
-		[ "$lane" = debug ] && report kunit 0 1
-		report "selftests-$lane" 0 1
-		report "kapi-$lane" 0 1
-		report "netlink-$lane" 0 1
-		report "faults-$lane" 0 1
-		report "churn-$lane" 0 1
-		[ "$lane" = stock ] && report idle-stock 0 1
-		[ "$lane" = debug ] && report alloc-debug 0 1
-		[ "$lane" = debug ] && report interop-debug 0 1
-		return
-	fi
 	# (an hour: the stock lane's wrap moves more than 4 GiB, minutes
 	# under TCG, many more on a loaded machine)
 	"$T/vm/run" --lane "$lane" --no-build --quiet --timeout 3600 --results "$res" \
@@ -239,17 +280,10 @@ run_lane() {
 	done
 	read -r lp lf < <(guest_log_cases "$lane" "$res" "$rc")
 	report "selftests-$lane" $((p + lp)) $((f + lf))
+}
 
-	run_kapi "$lane"
-	run_netlink "$lane"
-	run_faults "$lane"
-	run_stress "$lane" churn
-	if [ "$lane" = stock ]; then
-		SUITE_MEM=2048 run_stress "$lane" idle
-	else
-		run_stress "$lane" alloc
-		run_interop
-	fi
+run_idle() {
+	SUITE_MEM=2048 run_stress stock idle
 }
 
 mkdir -p "$out"
@@ -269,7 +303,8 @@ if want static; then
 	grep '^not ok' "$out/static.tap" | sed 's/^/    /' >&2
 fi
 
-if want fuzz; then
+run_fuzz() {
+	local line p f
 	if [ -f "$T/fuzz/Makefile" ]; then
 		make -s -C "$T/fuzz" check > "$out/fuzz.log" 2>&1
 		line=$(grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' "$out/fuzz.log" | tail -n 1)
@@ -285,7 +320,7 @@ if want fuzz; then
 	else
 		report fuzz 0 1
 	fi
-fi
+}
 
 # The guest runner's own detectors must be able to fire, or a clean run
 # means nothing: the guest's exit status comes back, a kernel backtrace
@@ -310,14 +345,8 @@ run_runner_checks() {
 	report runner $p $f
 }
 
-if want runner; then
-	make -s -C "$MPA_TOP" modules-stock > "$out/runner-build.log" 2>&1 ||
-		cat "$out/runner-build.log" >&2
-	run_runner_checks
-fi
-
 # The front door: the README's make demo, whole, as a new user runs it.
-if want demo; then
+run_demo() {
 	if "$T/demo.sh" > "$out/demo.log" 2>&1; then
 		report demo 1 0
 	else
@@ -325,7 +354,7 @@ if want demo; then
 		msg "make demo failed (see $out/demo.log)"
 		report demo 0 1
 	fi
-fi
+}
 
 # The Debian packages (make deb, lintian, DKMS building mpa.ko for the
 # stock kernel, that module in a stock guest with the attach selftest and
@@ -339,30 +368,56 @@ if want package; then
 	report package "$p" "$f"
 fi
 
+# Everything the jobs run is built now, so that no job builds while
+# another's guest loads what it built.
 if want stock || want debug || want_alone; then
 	make -s -C "$MPA_TOP" selftests > "$out/selftests-build.log" 2>&1 ||
 		{ cat "$out/selftests-build.log" >&2; msg "building the selftests failed"; }
 fi
-want stock && run_lane stock
-want debug && run_lane debug
-# MPA_CHECK=SUITE-LANE: that suite alone (MPA_CHECK=interop: interop-debug)
-for s in $alone_suites; do
-	lane=${s##*-} name=${s%-*}
-	want "$s" && ! want "$lane" || continue
-	if ! make -s -C "$MPA_TOP" "modules-$lane" > "$out/$s-build.log" 2>&1; then
-		tail -n 20 "$out/$s-build.log" >&2
-		report "$s" 0 1
-		continue
+built=
+for lane in stock debug; do
+	want "$lane" || want_alone "$lane" ||
+		{ [ $lane = stock ] && { want runner || want demo; }; } || continue
+	if make -s -C "$MPA_TOP" "modules-$lane" > "$out/build-$lane.log" 2>&1; then
+		built="$built $lane"
+	else
+		msg "building the $lane lane failed:"
+		tail -n 20 "$out/build-$lane.log" >&2
 	fi
-	case $name in
-	kapi) run_kapi "$lane" ;;
-	netlink) run_netlink "$lane" ;;
-	faults) run_faults "$lane" ;;
-	interop) run_interop ;;
-	idle) SUITE_MEM=2048 run_stress "$lane" idle ;;
-	*) run_stress "$lane" "$name" ;;
-	esac
 done
+if want demo; then
+	make -s -C "$MPA_TOP" mpacat > "$out/mpacat-build.log" 2>&1 ||
+		cat "$out/mpacat-build.log" >&2
+fi
+
+# suite SUITE-LANE COMMAND...: the suite's job, if it is wanted (with its
+# lane, or alone); its failure if its lane did not build.
+suite() {
+	local lane=${1##*-}
+	want "$lane" || want "$1" || return 0
+	case " $built " in *" $lane "*) job "$@"; return ;; esac
+	[ "$1" = selftests-debug ] && report kunit 0 1
+	report "$1" 0 1
+}
+
+# The jobs, the longest first.
+suite selftests-debug run_selftests debug
+suite kapi-debug run_kapi debug
+suite selftests-stock run_selftests stock
+suite netlink-debug run_netlink debug
+suite interop-debug run_interop
+suite faults-debug run_faults debug
+suite netlink-stock run_netlink stock
+want fuzz && job fuzz run_fuzz
+suite alloc-debug run_stress debug alloc
+suite kapi-stock run_kapi stock
+want runner && job runner run_runner_checks
+suite churn-debug run_stress debug churn
+suite faults-stock run_faults stock
+suite idle-stock run_idle
+want demo && job demo run_demo
+suite churn-stock run_stress stock churn
+jobs_finish
 
 echo "total: $total_pass passed, $total_fail failed"
 msg "make check took $(($(date +%s) - start)) s; logs in $out"
