@@ -52,6 +52,9 @@ report() {
 # and shown, and its counts added, in the order the jobs were started, as
 # soon as it and every job before it have ended. The longest start first.
 max_jobs=${MPA_CHECK_JOBS:-2}
+case $max_jobs in
+'' | *[!0-9]* | 0*) die "MPA_CHECK_JOBS must be a number from 1 on, not '$max_jobs'" ;;
+esac
 job_dir=$out/jobs
 job_names=() job_next=0
 
