@@ -468,7 +468,11 @@ static bool mpa_tx_frags_over(const struct mpa_tx_rec *r, u32 len,
  * skb's first octet. So the FPDU would start at offset tail->len % MSS of
  * a segment. It joins the tail if it fits in what is left of that segment;
  * if not, the tail is marked end-of-record and the FPDU starts a new skb,
- * so a new segment (a larger FPDU too: it then starts a segment).
+ * so a new segment. An FPDU larger than a segment (a ULPDU above MULPDU)
+ * cannot be aligned (requirements A11): it joins the tail wherever it
+ * starts, as TCP packs large sends, rather than leave a short segment
+ * behind each such FPDU and an skb to itself (per-skb costs on both
+ * sides). An FPDU after it that fits a segment is placed by the same rule.
  *
  * The one cut TCP makes elsewhere than at a multiple of the MSS is at the
  * edge of the peer's receive window, which would shift every later FPDU
@@ -501,7 +505,7 @@ static void mpa_tx_align(struct mpa_conn *c, u32 len,
 	used = tail->len % mss;
 	end = TCP_SKB_CB(tail)->seq + tail->len + len;
 	frags = skb_shinfo(tail)->nr_frags;
-	if ((used && len > mss - used) ||
+	if ((used && len > mss - used && len <= mss) ||
 	    (tail->len + len > mss && after(end, tcp_wnd_end(tp))) ||
 	    (frags && mpa_tx_frags_over(r, len, frags)) ||
 	    before(TCP_SKB_CB(tail)->seq, c->tx_seq_start))
