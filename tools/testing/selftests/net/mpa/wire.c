@@ -1680,6 +1680,31 @@ TEST_F(segments, aligned_share)
 }
 
 /*
+ * Send @n ULPDUs of @sizes while TCP holds them back (TCP_CORK), uncork,
+ * check that they arrive intact, and what segments carried them (@st).
+ */
+static void seg_corked(struct __test_metadata *_metadata, struct w_conn *c,
+		       struct capture *cp, const size_t *sizes, size_t n,
+		       int mss, struct seg_stats *st)
+{
+	int one = 1, zero = 0;
+	uint32_t *start;
+	struct t_tx p;
+
+	start = fpdu_starts(sizes, n, c->tx_m);
+	ASSERT_NE(NULL, start);
+	ASSERT_EQ(0, setsockopt(c->m, SOL_TCP, TCP_CORK, &one, sizeof(one)));
+	ASSERT_EQ(0, t_tx_start(&p, c->m, sizes, n, 4000));
+	pthread_join(p.thr, NULL);
+	ASSERT_EQ(n, p.sent) TH_LOG("errno %d", p.err);
+	ASSERT_EQ(0, setsockopt(c->m, SOL_TCP, TCP_CORK, &zero, sizeof(zero)));
+	w_expect_seeded(_metadata, c, sizes, n, 4000);
+	capture_done(_metadata, cp);
+	seg_check(_metadata, cp, start, n, mss, st);
+	free(start);
+}
+
+/*
  * Small ULPDUs sent while TCP holds them back (TCP_CORK): whole FPDUs
  * share segments up to the MSS (R-4.5-5, Appendix A), none is split, and
  * the uncorked stream arrives intact.
@@ -1690,26 +1715,15 @@ TEST_F(segments, packed_when_corked)
 	struct w_conn *c = &self->c;
 	size_t k, n = ARRAY_SIZE(sizes);
 	struct seg_stats st;
-	struct t_tx p;
-	uint32_t *start;
 	uint64_t s = 78;
-	int one = 1, zero = 0, mss;
+	int mss;
 
 	mss = t_emss(c->m);
 	ASSERT_LT(0, mss);
 	/* 1..mss/4 octets: at least three FPDUs fit a segment */
 	for (k = 0; k < n; k++)
 		sizes[k] = 1 + t_rand64(&s) % (mss / 4);
-	start = fpdu_starts(sizes, n, c->tx_m);
-	ASSERT_NE(NULL, start);
-	ASSERT_EQ(0, setsockopt(c->m, SOL_TCP, TCP_CORK, &one, sizeof(one)));
-	ASSERT_EQ(0, t_tx_start(&p, c->m, sizes, n, 4000));
-	pthread_join(p.thr, NULL);
-	ASSERT_EQ(n, p.sent) TH_LOG("errno %d", p.err);
-	ASSERT_EQ(0, setsockopt(c->m, SOL_TCP, TCP_CORK, &zero, sizeof(zero)));
-	w_expect_seeded(_metadata, c, sizes, n, 4000);
-	capture_done(_metadata, &self->cap);
-	seg_check(_metadata, &self->cap, start, n, mss, &st);
+	seg_corked(_metadata, c, &self->cap, sizes, n, mss, &st);
 	EXPECT_EQ(0, st.split);
 	EXPECT_EQ(n, st.whole);
 	EXPECT_EQ(st.segs, st.aligned);
@@ -1719,7 +1733,6 @@ TEST_F(segments, packed_when_corked)
 	EXPECT_LT(0, st.shared);
 	ksft_print_msg("%zu FPDUs in %zu segments, %zu with several, MSS %d\n",
 		       n, st.segs, st.shared, mss);
-	free(start);
 }
 
 /*
@@ -1736,26 +1749,15 @@ TEST_F(segments, large_joined_when_corked)
 	struct w_conn *c = &self->c;
 	size_t k, n = ARRAY_SIZE(sizes);
 	struct seg_stats st;
-	struct t_tx p;
-	uint32_t *start;
 	uint64_t s = 80;
-	int one = 1, zero = 0, mss;
+	int mss;
 
 	mss = t_emss(c->m);
 	ASSERT_LT(0, mss);
 	/* mss + 1 .. mss * 3 / 2 octets: every FPDU takes two segments alone */
 	for (k = 0; k < n; k++)
 		sizes[k] = mss + 1 + t_rand64(&s) % (mss / 2);
-	start = fpdu_starts(sizes, n, c->tx_m);
-	ASSERT_NE(NULL, start);
-	ASSERT_EQ(0, setsockopt(c->m, SOL_TCP, TCP_CORK, &one, sizeof(one)));
-	ASSERT_EQ(0, t_tx_start(&p, c->m, sizes, n, 4000));
-	pthread_join(p.thr, NULL);
-	ASSERT_EQ(n, p.sent) TH_LOG("errno %d", p.err);
-	ASSERT_EQ(0, setsockopt(c->m, SOL_TCP, TCP_CORK, &zero, sizeof(zero)));
-	w_expect_seeded(_metadata, c, sizes, n, 4000);
-	capture_done(_metadata, &self->cap);
-	seg_check(_metadata, &self->cap, start, n, mss, &st);
+	seg_corked(_metadata, c, &self->cap, sizes, n, mss, &st);
 	EXPECT_EQ(0, st.fit);
 	EXPECT_LT(n / 2, st.big_inside);
 	/* alone, each would take two: 2 * n segments */
@@ -1763,7 +1765,6 @@ TEST_F(segments, large_joined_when_corked)
 		TH_LOG("%zu FPDUs in %zu segments", n, st.segs);
 	ksft_print_msg("%zu FPDUs in %zu segments, %zu starting inside one, MSS %d\n",
 		       n, st.segs, st.big_inside, mss);
-	free(start);
 }
 
 TEST_HARNESS_MAIN
