@@ -176,12 +176,11 @@ static int ci_rank(int n)
 
 /*
  * Median, min and max; lo..hi: the median's 95 % confidence interval
- * (min..max below 6 rounds, where ci is false). The wider it is, the less
- * a median tells: under TCG one run's speed can be twice the next's.
+ * (min..max below 6 rounds). The wider it is, the less a median tells:
+ * under TCG one run's speed can be twice the next's.
  */
 struct stat3 {
 	double med, min, max, lo, hi;
-	bool ci;
 };
 
 static struct stat3 stat3(const double *v, int n)
@@ -195,7 +194,6 @@ static struct stat3 stat3(const double *v, int n)
 	r.min = s[0];
 	r.max = s[n - 1];
 	r.med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-	r.ci = k > 0;
 	r.lo = k ? s[k - 1] : r.min;
 	r.hi = k ? s[n - k] : r.max;
 	return r;
@@ -598,9 +596,7 @@ static double pair_side(const struct pair *pr, bool mpa)
 {
 	if (!side(mpa ? "mpa" : "tcp"))
 		return 0;
-	if (!mpa)
-		return xfer(pr->p, &m_tcp, pr->tcp_size, pr->total, pr->both);
-	if (aa_check)
+	if (!mpa || aa_check)
 		return xfer(pr->p, &m_tcp, pr->tcp_size, pr->total, pr->both);
 	return xfer(pr->p, pr->m, pr->mpa_size, pr->total, pr->both);
 }
