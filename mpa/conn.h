@@ -129,10 +129,8 @@ enum {
  * @rxm: the receive machine: every decision about the FPDUs received
  *	(positions from @rx_seq_start)
  * @rx_ready: the machine judged the next FPDU valid, or @rx_err is set,
- *	or (@rx_waiting) the next FPDU is all queued, to be judged by the
- *	reader: recv will not wait (read locklessly by poll)
- * @rx_waiting: a reader sleeps in recv: the next FPDU is judged by it,
- *	on its CPU, rather than in the softirq that queued it
+ *	or the next FPDU is all queued, left to recv to judge (see
+ *	mpa_rx_defer()): recv will not wait (read locklessly by poll)
  * @rx_done: ULPDU octets of the FPDU already returned
  * @rx_cfill: octets of the FPDU moved into @rx_cbuf (copy mode)
  * @rx_cbuf: copy mode buffer, while an FPDU is in copy mode
@@ -201,8 +199,7 @@ struct mpa_conn {
 	u32 rx_csize;
 	int rx_err;
 	bool rx_ready;
-	bool rx_waiting;
-	bool tx_waiting;	/* beside rx_waiting: fills a hole */
+	bool tx_waiting;
 	bool rx_reset;
 
 	bool kernel;

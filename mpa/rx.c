@@ -9,10 +9,10 @@
  * error, which octets are the ULPDU's. This file only feeds it the octets
  * TCP has queued and acts on its answers.
  *
- * As octets arrive they are fed to the machine straight from the skbs
- * (skb_seq_read(): the one CRC pass, while they are fresh); they stay in
- * TCP's queue, charged to the socket, so the window closes on a slow
- * reader as it should. Once the machine has judged the FPDU valid its
+ * The machine is fed straight from the skbs (skb_seq_read(): the one CRC
+ * pass), as octets arrive or, for a socket read by recv, by the reader
+ * (mpa_rx_defer()); they stay in TCP's queue, charged to the socket, so
+ * the window closes on a slow reader as it should. Once the machine has judged the FPDU valid its
  * ULPDU is copied to the reader (the one copy) and only then are its
  * octets consumed from TCP; nothing of an FPDU is delivered before its
  * CRC and Markers are checked (R-6-1).
@@ -548,11 +548,9 @@ static int mpa_rx_wait(struct mpa_conn *c, long *timeo)
 	add_wait_queue(sk_sleep(sk), &wait);
 	sk_set_bit(SOCKWQ_ASYNC_WAITDATA, sk);
 	/* the caller judges what woke us: mpa_rx_ulpdu() comes next */
-	WRITE_ONCE(c->rx_waiting, true);
 	sk_wait_event(sk, timeo, READ_ONCE(c->rx_ready) ||
 		      READ_ONCE(sk->sk_err) ||
 		      (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN), &wait);
-	WRITE_ONCE(c->rx_waiting, false);
 	sk_clear_bit(SOCKWQ_ASYNC_WAITDATA, sk);
 	remove_wait_queue(sk_sleep(sk), &wait);
 	return 0;
@@ -720,26 +718,31 @@ void mpa_rx_start(struct mpa_conn *c)
 #define MPA_RX_DEFER_MIN	SZ_1K
 
 /*
- * May the FPDU coming in be left for the reader to judge? Only when a
- * reader sleeps in recv, which judges it as soon as it wakes, nobody
- * else needs the verdict first (the Responder rule, an in-kernel
- * consumer, copy mode), and enough has come in for the move to pay: a
- * small FPDU alone (a round trip of small ULPDUs) is judged at once.
+ * May the FPDU coming in be left for the reader to judge? When the socket
+ * is read by recv (not an in-kernel consumer), nobody else needs the
+ * verdict first (the Responder rule, copy mode), and enough has come in
+ * for the move to pay: a small FPDU alone (a round trip of small ULPDUs)
+ * is judged at once, by one pass over it.
+ *
+ * The reader need not sleep in recv yet: one busy with the previous
+ * ULPDU, or in poll, or back in user space between two calls, judges the
+ * FPDU in its next recv just the same, and nothing else reads it before.
  */
 static bool mpa_rx_defer(const struct mpa_conn *c)
 {
-	return READ_ONCE(c->rx_waiting) && !READ_ONCE(c->rx_err) &&
-	       !READ_ONCE(c->tx_held) && !c->kops && !c->rx_cfill &&
-	       mpa_rxm_state(&c->rxm) == MPA_RXM_MORE &&
+	return !c->kops && !READ_ONCE(c->rx_err) && !READ_ONCE(c->tx_held) &&
+	       !c->rx_cfill && mpa_rxm_state(&c->rxm) == MPA_RXM_MORE &&
 	       tcp_inq(c->sk) >= mpa_rxm_fed(&c->rxm) + MPA_RX_DEFER_MIN;
 }
 
 /*
- * A reader sleeps in recv: read the next FPDU's ULPDU_Length only, and
- * wake the reader once all of its span is queued. The reader's recv then
- * runs the CRC pass and judges it on its own CPU, instead of this softirq
- * (on the veth and loopback paths, the sender's CPU, which already made
- * the sender's CRC pass). Return: true once the FPDU is all queued.
+ * The FPDU is left for the reader: read its ULPDU_Length only, and make
+ * it readable (rx_ready, and the wakeup that follows) once all of its span
+ * is queued. The reader's recv then runs the CRC pass and judges it on the
+ * reader's CPU, before it returns any of it (R-6-1), instead of this
+ * softirq (on the veth and loopback paths, the sender's CPU, which already
+ * made the sender's CRC pass), as kTLS leaves its records' decryption to
+ * the reader. Return: true once the FPDU is all queued.
  */
 static bool mpa_rx_lookahead(struct mpa_conn *c)
 {

@@ -901,6 +901,38 @@ TEST_F(hostile, bad_crc)
 	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
 }
 
+/*
+ * A large FPDU with a flipped bit comes first, all of it queued while
+ * nobody is in recv(): it is left to the reader to judge (mpa_rx_defer():
+ * an Initiator's, or a Responder's once its held FPDUs went), and the
+ * reader's recv() still judges it before it returns anything (R-6-1):
+ * readable, code 2, nothing of it or after it delivered.
+ */
+TEST_F(hostile, bad_crc_unread)
+{
+	struct w_conn *c = &self->c;
+	struct mpa_stats st;
+	size_t n;
+
+	if (c->role == MPA_ROLE_RESPONDER) {
+		/* the Responder rule: its first valid FPDU releases it */
+		w_send(_metadata, c, ulp_a, sizeof(ulp_a));
+		w_recv(_metadata, c, ulp_a, sizeof(ulp_a));
+	}
+	t_fill(ubuf, 4000, 4000);
+	n = w_fpdu(c, ebuf, ubuf, 4000);
+	ebuf[n - 100] ^= 0x02;
+	w_raw_write(_metadata, c, ebuf, n);
+	t_fill(ubuf, 3000, 3000);
+	w_send(_metadata, c, ubuf, 3000);
+	ASSERT_EQ(0, t_wait_acked(c->raw, T_WAIT));
+	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
+	t_get_stats(_metadata, c->m, &st);
+	EXPECT_EQ(1, st.crc_errors);
+	EXPECT_EQ(c->role == MPA_ROLE_RESPONDER, st.rx_fpdus);
+	still_sends(_metadata, c);
+}
+
 /* ULPDU_Length 64769: code 2, at once, without waiting for the rest. */
 TEST_F(hostile, length_64769)
 {
