@@ -30,4 +30,26 @@ ip -n mpa-a link set va up
 ip -n mpa-b link set vb up
 
 export MPA_BENCH_NS_A=/run/netns/mpa-a MPA_BENCH_NS_B=/run/netns/mpa-b
-exec "$MPA_BUILD/bench/mpabench" "$@"
+if [ -z "${MPA_BENCH_AB:-}" ]; then
+	exec "$MPA_BUILD/bench/mpabench" "$@"
+fi
+
+# Two versions of the module in this one guest, in turn (make bench with
+# MPA_BENCH_AB=DIR): A, the lane's mpa.ko, and B, DIR's, run after run in
+# the order A B B A A B ..., so that neither gains from the guest's drift.
+k=1
+while [ "$k" -le "${MPA_BENCH_AB_RUNS:-4}" ]; do
+	order="A B"
+	[ $((k % 2)) -eq 1 ] || order="B A"
+	for v in $order; do
+		rmmod mpa
+		if [ "$v" = A ]; then
+			modprobe mpa
+		else
+			insmod "$MPA_BENCH_AB/mpa.ko"
+		fi
+		echo "== module $v, run $k"
+		"$MPA_BUILD/bench/mpabench" "$@"
+	done
+	k=$((k + 1))
+done
