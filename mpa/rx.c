@@ -12,10 +12,10 @@
  * The machine is fed straight from the skbs (skb_seq_read(): the one CRC
  * pass), as octets arrive or, for a socket read by recv, by the reader
  * (mpa_rx_defer()); they stay in TCP's queue, charged to the socket, so
- * the window closes on a slow reader as it should. Once the machine has judged the FPDU valid its
- * ULPDU is copied to the reader (the one copy) and only then are its
- * octets consumed from TCP; nothing of an FPDU is delivered before its
- * CRC and Markers are checked (R-6-1).
+ * the window closes on a slow reader as it should. Once the machine has
+ * judged the FPDU valid its ULPDU is copied to the reader (the one copy)
+ * and only then are its octets consumed from TCP; nothing of an FPDU is
+ * delivered before its CRC and Markers are checked (R-6-1).
  *
  * An FPDU that cannot fit in the receive buffer (a small SO_RCVBUF, memory
  * pressure) would stall the connection: then the octets the machine has
