@@ -6,6 +6,7 @@
 #ifndef _MPA_CONN_H
 #define _MPA_CONN_H
 
+#include <linux/bvec.h>
 #include <linux/sockptr.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
@@ -59,6 +60,17 @@ struct mpa_tx_rec {
 	u8 nr_chunks;
 	struct ubuf_info *uarg;
 	struct mpa_tx_chunk chunks[MPA_TX_CHUNKS];
+};
+
+/**
+ * struct mpa_tx_pre - an FPDU built before the socket was locked
+ * @lo: its layout: without Markers, the same wherever it goes in the stream
+ * @bv: its whole wire image, in the task's page fragment; we hold a
+ *	reference
+ */
+struct mpa_tx_pre {
+	struct mpa_fpdu_layout lo;
+	struct bio_vec bv;
 };
 
 /**
@@ -375,7 +387,10 @@ void mpa_tx_start(struct mpa_conn *c);
 int mpa_tx_pages(struct mpa_conn *c, const struct bio_vec *bv,
 		 unsigned int nr_bv, u32 len, struct ubuf_info *uarg);
 bool mpa_tx_room(const struct mpa_conn *c);
-int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size);
+bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg, size_t size,
+		    struct mpa_tx_pre *pre);
+int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
+		   struct mpa_tx_pre *pre);
 int mpa_tx_push(struct mpa_conn *c);
 bool mpa_tx_pending(const struct mpa_conn *c);
 void mpa_tx_flush(struct mpa_conn *c);

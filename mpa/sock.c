@@ -429,8 +429,11 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 	int ret;
 
 	if (mpa_conn_full(c)) {
+		struct mpa_tx_pre pre;
+		bool built = mpa_tx_prepare(c, msg, size, &pre);
+
 		lock_sock(sk);
-		ret = mpa_tx_sendmsg(c, msg, size);
+		ret = mpa_tx_sendmsg(c, msg, size, built ? &pre : NULL);
 		release_sock(sk);
 		return ret;
 	}

@@ -20,7 +20,9 @@
  * so tcp_mem and the socket's memory cgroup), until TCP takes it (and
  * charges it itself) or it is freed. Everything here runs in process
  * context under the socket lock, which is never released while an FPDU is
- * handed to TCP, so FPDUs of concurrent senders never interleave.
+ * handed to TCP, so FPDUs of concurrent senders never interleave; only
+ * mpa_tx_prepare() runs before the lock is taken, on the task's own page
+ * fragment, building an FPDU that is not the connection's yet.
  */
 #include <linux/bvec.h>
 #include <linux/highmem.h>
@@ -561,15 +563,99 @@ static u32 mpa_tx_skew(const struct mpa_fpdu_layout *lo, u32 off)
 }
 
 /*
+ * Queue the FPDU of layout @lo whose whole wire image is @bv as a record,
+ * TCP having taken its first @took octets already (and charged them).
+ * Return: 0, or a negative errno with nothing queued.
+ */
+static int mpa_tx_queue_image(struct mpa_conn *c,
+			      const struct mpa_fpdu_layout *lo,
+			      const struct bio_vec *bv, u32 took)
+{
+	struct mpa_tx_rec *r = mpa_tx_rec_new(c, lo->ulpdu_len);
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	ret = mpa_tx_rec_page(c, r, bv->bv_page, bv->bv_offset, lo->span);
+	if (ret) {
+		mpa_tx_rec_free(c, r);
+		return ret;
+	}
+	/* TCP charged what it took itself */
+	mpa_tx_uncharge(c, r, took);
+	r->sent = took;
+	r->ulpdu_len = lo->ulpdu_len;
+	list_add_tail(&r->list, &c->tx_queue);
+	c->tx_pos += lo->span;
+	return 0;
+}
+
+/*
+ * May an FPDU of layout @lo go straight to TCP, without a record? When
+ * nothing waits in MPA and it is no longer than a segment.
+ */
+static bool mpa_tx_direct_ok(const struct mpa_conn *c,
+			     const struct mpa_fpdu_layout *lo)
+{
+	return !mpa_tx_pending(c) && !c->tx_held && c->tx_sent == c->tx_len &&
+	       lo->span <= READ_ONCE(tcp_sk(c->sk)->mss_cache);
+}
+
+/*
+ * Hand TCP the FPDU of layout @lo whose whole wire image is @bv, when
+ * mpa_tx_direct_ok(). TCP puts it whole in one skb (mpa_tx_align()) or,
+ * lacking memory, takes none of it. What TCP did not take becomes a queued
+ * record, as any FPDU TCP cannot take now. A TCP that refuses with its
+ * queues empty calls sk_write_space() before the record is queued: the
+ * callers push it right after (mpa_tx_sendmsg(), mpa_ksend()), which TCP
+ * then answers with the sk_write_space() that mpa_write_space() acts on.
+ *
+ * @from: the caller's iterator, moved back over the ULPDU when nothing is
+ * accepted (the caller may try again, or report); NULL: the caller's own
+ * business.
+ *
+ * Return: 0 when the FPDU is accepted (taken by TCP, or queued), or a
+ * negative errno.
+ */
+static int mpa_tx_hand(struct mpa_conn *c, const struct mpa_fpdu_layout *lo,
+		       struct bio_vec *bv, struct iov_iter *from)
+{
+	struct sock *sk = c->sk;
+	struct msghdr msg = {};
+	int took, ret;
+
+	mpa_tx_align(c, lo->span, NULL);
+	msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, 1, lo->span);
+	took = tcp_sendmsg_locked(sk, &msg, lo->span);
+	if (took == lo->span) {
+		mpa_tx_sent(c, lo);
+		c->tx_pos += lo->span;
+		return 0;
+	}
+
+	took = max(took, 0);
+	ret = mpa_tx_queue_image(c, lo, bv, took);
+	if (!ret)
+		return 0;
+	if (!took) {
+		if (from)
+			iov_iter_revert(from, lo->ulpdu_len);
+		return ret;
+	}
+	/*
+	 * TCP has the FPDU's head and MPA no memory for its tail: the peer
+	 * learns with a reset that the stream ends there.
+	 */
+	mpa_conn_abort(c);
+	return ret;
+}
+
+/*
  * The common case of a whole ULPDU sent when nothing waits in MPA, its FPDU
  * no longer than a segment: its wire image is built straight in the
- * socket's page fragment and handed to TCP, without a record. TCP puts
- * such an FPDU whole in one skb (mpa_tx_align()) or, lacking memory,
- * takes none of it. What TCP did not take becomes a queued record, as any
- * FPDU TCP cannot take now. A TCP that refuses with its queues empty calls
- * sk_write_space() before the record is queued: the callers push it right
- * after (mpa_tx_sendmsg(), mpa_ksend()), which TCP then answers with the
- * sk_write_space() that mpa_write_space() acts on.
+ * socket's page fragment and handed to TCP, without a record
+ * (mpa_tx_hand()).
  *
  * Return: 1 when the FPDU is accepted (taken by TCP, or queued), 0 when
  * this path does not apply (nothing done), or a negative errno with
@@ -580,16 +666,12 @@ static int mpa_tx_direct(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	struct sock *sk = c->sk;
 	struct page_frag *pf = sk_page_frag(sk);
 	struct mpa_fpdu_layout lo;
-	struct msghdr msg = {};
-	struct mpa_tx_rec *r;
 	struct bio_vec bv;
-	int took, ret;
+	int ret;
 	u32 skew;
 
-	if (mpa_tx_pending(c) || c->tx_held || c->tx_sent != c->tx_len)
-		return 0;
 	mpa_fpdu_layout(&lo, c->tx_pos, c->params.tx_markers, len);
-	if (lo.span > READ_ONCE(tcp_sk(sk)->mss_cache) ||
+	if (!mpa_tx_direct_ok(c, &lo) ||
 	    !skb_page_frag_refill(lo.span + MPA_TX_ALIGN - 1, pf,
 				  sk->sk_allocation))
 		return 0;	/* mpa_tx_one() reports a lack of memory */
@@ -604,43 +686,8 @@ static int mpa_tx_direct(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	bvec_set_page(&bv, pf->page, lo.span, pf->offset);
 	pf->offset += lo.span;
 
-	mpa_tx_align(c, lo.span, NULL);
-	msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
-	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bv, 1, lo.span);
-	took = tcp_sendmsg_locked(sk, &msg, lo.span);
-	if (took == lo.span) {
-		mpa_tx_sent(c, &lo);
-		c->tx_pos += lo.span;
-		return 1;
-	}
-
-	took = max(took, 0);
-	r = mpa_tx_rec_new(c, len);
-	ret = -ENOMEM;
-	if (r) {
-		ret = mpa_tx_rec_page(c, r, bv.bv_page, bv.bv_offset, lo.span);
-		if (!ret) {
-			/* TCP charged what it took itself */
-			mpa_tx_uncharge(c, r, took);
-			r->sent = took;
-			r->ulpdu_len = len;
-			list_add_tail(&r->list, &c->tx_queue);
-			c->tx_pos += lo.span;
-			return 1;
-		}
-		mpa_tx_rec_free(c, r);
-	}
-	if (!took) {
-		/* nothing accepted: the caller may try again, or report */
-		iov_iter_revert(from, len);
-		return ret;
-	}
-	/*
-	 * TCP has the FPDU's head and MPA no memory for its tail: the peer
-	 * learns with a reset that the stream ends there.
-	 */
-	mpa_conn_abort(c);
-	return ret;
+	ret = mpa_tx_hand(c, &lo, &bv, from);
+	return ret ?: 1;
 }
 
 /* Frame a whole ULPDU of @len octets in one pass and queue it. */
@@ -956,15 +1003,106 @@ static int mpa_tx_wait(struct mpa_conn *c, long *timeo,
 }
 
 /**
+ * mpa_tx_prepare() - build a whole ULPDU's FPDU before the socket is locked
+ * @c: the connection, in Full Operation; socket not locked
+ * @msg: the caller's message
+ * @size: octets in it: one whole ULPDU
+ * @pre: where to keep the FPDU
+ *
+ * Without Markers an FPDU's wire image does not depend on where it goes in
+ * the stream, so the two passes over its octets, the copy from the caller
+ * and the CRC, can be made before the socket is locked, in the task's own
+ * page fragment; mpa_tx_sendmsg() then only hands it to TCP. As long as a
+ * sender owns the socket, TCP leaves the ACKs that come in to its backlog,
+ * and the sender processes them when it releases the socket, sending
+ * then what they let out. With the lock held only for that hand-over, as
+ * TCP's own sendmsg holds it only for its copy, they are processed where
+ * they arrive: on the veth and loopback paths, the receiver's CPU.
+ *
+ * This is a shortcut for the FPDUs that fit in a segment (those that go
+ * to TCP without a record, mpa_tx_direct()): with Markers, MSG_MORE, a
+ * larger ULPDU, a socket without a task fragment (sk_use_task_frag), a
+ * full send buffer or a lack of memory it declines, and mpa_tx_sendmsg()
+ * does all of the work.
+ *
+ * Return: true if @pre holds the FPDU, the caller's iterator moved past
+ * the ULPDU; false with nothing done.
+ */
+bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg, size_t size,
+		    struct mpa_tx_pre *pre)
+{
+	struct page_frag *pf = &current->task_frag;
+	struct sock *sk = c->sk;
+	size_t left;
+	u32 skew;
+
+	if ((msg->msg_flags & (MSG_MORE | MSG_OOB | MSG_ZEROCOPY |
+			       MSG_SPLICE_PAGES)) ||
+	    !size || size > MPA_MAX_ULPDU || c->params.tx_markers ||
+	    !sk->sk_use_task_frag || READ_ONCE(c->tx_open) ||
+	    !sk_stream_memory_free(sk))
+		return false;
+	mpa_fpdu_layout(&pre->lo, 0, false, size);
+	if (pre->lo.span > READ_ONCE(tcp_sk(sk)->mss_cache) ||
+	    !skb_page_frag_refill(pre->lo.span + MPA_TX_ALIGN - 1, pf,
+				  sk->sk_allocation))
+		return false;
+	skew = mpa_tx_skew(&pre->lo, pf->offset);
+	if (pf->size - pf->offset < skew + pre->lo.span)
+		return false;
+	left = iov_iter_count(&msg->msg_iter);
+	if (mpa_tx_fill_linear(&pre->lo,
+			       page_address(pf->page) + pf->offset + skew,
+			       &msg->msg_iter, mpa_tx_crc_on(c))) {
+		/* mpa_tx_sendmsg() copies again, and reports the fault */
+		iov_iter_revert(&msg->msg_iter,
+				left - iov_iter_count(&msg->msg_iter));
+		return false;
+	}
+	pf->offset += skew;
+	get_page(pf->page);
+	bvec_set_page(&pre->bv, pf->page, pre->lo.span, pf->offset);
+	pf->offset += pre->lo.span;
+	return true;
+}
+
+/* @pre is not sent: drop it, and give the caller its ULPDU back. */
+static void mpa_tx_pre_drop(struct msghdr *msg, struct mpa_tx_pre *pre)
+{
+	put_page(pre->bv.bv_page);
+	iov_iter_revert(&msg->msg_iter, pre->lo.ulpdu_len);
+}
+
+/*
+ * Send or queue the FPDU mpa_tx_prepare() built, at the current stream
+ * position. Return: 0 (our reference on its page is dropped), or a
+ * negative errno with nothing accepted (@pre is kept).
+ */
+static int mpa_tx_pre_send(struct mpa_conn *c, struct mpa_tx_pre *pre)
+{
+	int ret;
+
+	if (mpa_tx_direct_ok(c, &pre->lo))
+		ret = mpa_tx_hand(c, &pre->lo, &pre->bv, NULL);
+	else
+		ret = mpa_tx_queue_image(c, &pre->lo, &pre->bv, 0);
+	if (!ret)
+		put_page(pre->bv.bv_page);
+	return ret;
+}
+
+/**
  * mpa_tx_sendmsg() - send one ULPDU, or a part of one with MSG_MORE
  * @c: the connection, socket locked, in Full Operation
  * @msg: the data
  * @size: its length
+ * @pre: its FPDU, if mpa_tx_prepare() built it; else NULL
  *
  * Return: @size once the ULPDU (part) is framed and queued, or a negative
  * errno with nothing queued (see Documentation/networking/mpa.rst).
  */
-int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size)
+int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
+		   struct mpa_tx_pre *pre)
 {
 	struct sock *sk = c->sk;
 	bool more = msg->msg_flags & MSG_MORE;
@@ -972,6 +1110,11 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size)
 	u32 have = c->tx_open ? c->tx_open->ulpdu_len : 0;
 	int ret;
 
+	if (pre && c->tx_open) {
+		/* another sender opened a ULPDU meanwhile: this one ends it */
+		mpa_tx_pre_drop(msg, pre);
+		pre = NULL;
+	}
 	if (msg->msg_flags & (MSG_OOB | MSG_ZEROCOPY | MSG_SPLICE_PAGES))
 		return -EOPNOTSUPP;
 	if (size > MPA_MAX_ULPDU - have)
@@ -996,7 +1139,9 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size)
 	}
 
 	for (;;) {
-		if (!c->tx_open && !more)
+		if (pre)
+			ret = mpa_tx_pre_send(c, pre);
+		else if (!c->tx_open && !more)
 			ret = mpa_tx_one(c, &msg->msg_iter, size);
 		else
 			ret = size ? mpa_tx_append(c, &msg->msg_iter, size) : 0;
@@ -1004,7 +1149,7 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size)
 			break;
 		/*
 		 * TCP's memory limits (tcp_mem, the memory cgroup) refused
-		 * the charge; nothing was copied: wait for memory, as TCP's
+		 * the charge; nothing was queued: wait for memory, as TCP's
 		 * sendmsg does.
 		 */
 		mpa_tx_push(c);
@@ -1012,6 +1157,8 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size)
 		if (ret)
 			goto error;
 	}
+	if (!ret)
+		pre = NULL;	/* sent or queued */
 	if (!ret && !more && c->tx_open) {
 		mpa_tx_close_open(c);
 		if (c->tx_open)
@@ -1031,6 +1178,8 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size)
 error:
 	ret = sk_stream_error(sk, msg->msg_flags, ret);
 out:
+	if (pre)
+		mpa_tx_pre_drop(msg, pre);
 	return ret;
 }
 

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <linux/sockios.h>
 
@@ -308,6 +309,44 @@ TEST_F(data, largest_and_too_large)
 		EXPECT_TRUE(t_nothing_pending(d_rx(self, dir)));
 		one_ulpdu(_metadata, d_tx(self, dir), d_rx(self, dir), "ok", 2);
 	}
+}
+
+/*
+ * A send from memory that faults, part way through the ULPDU or at its
+ * first octet: EFAULT, and nothing of it is queued or sent (the copy from
+ * the caller may be made before the socket is locked: mpa_tx_prepare()).
+ * The next ULPDU is the next one received, whole.
+ */
+TEST_F(data, bad_buffer)
+{
+	static const size_t sizes[] = { 512, 5000 };
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *m;
+	size_t k;
+	int dir;
+
+	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, munmap(m + pg, pg));
+	memset(m, 0xa5, pg);
+	d_prime(_metadata, self, variant);
+	for (dir = I2R; dir <= R2I; dir++) {
+		for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+			/* its first half readable, then the hole */
+			EXPECT_EQ(-1, send(d_tx(self, dir),
+					   m + pg - sizes[k] / 2, sizes[k],
+					   MSG_NOSIGNAL));
+			EXPECT_EQ(EFAULT, errno) TH_LOG("%zu", sizes[k]);
+		}
+		EXPECT_EQ(-1, send(d_tx(self, dir), m + pg, 100, MSG_NOSIGNAL));
+		EXPECT_EQ(EFAULT, errno);
+		EXPECT_TRUE(t_nothing_pending(d_rx(self, dir)));
+		t_fill(tx_buf, 700, 77 + dir);
+		one_ulpdu(_metadata, d_tx(self, dir), d_rx(self, dir), tx_buf,
+			  700);
+	}
+	munmap(m, pg);
 }
 
 /* A zero-length send with no ULPDU open: EINVAL, nothing on the wire. */
