@@ -563,6 +563,33 @@ static u32 mpa_tx_skew(const struct mpa_fpdu_layout *lo, u32 off)
 }
 
 /*
+ * Build the whole wire image of the FPDU of layout @lo in page fragment
+ * @pf, its ULPDU copied from @from (at the skew of mpa_tx_skew()), and
+ * point @bv at it. Return: 0; -ENOMEM when @pf has no room for it, with
+ * nothing done; or -EFAULT from the copy, @pf unchanged.
+ */
+static int mpa_tx_build(struct page_frag *pf, gfp_t gfp,
+			const struct mpa_fpdu_layout *lo, struct iov_iter *from,
+			bool crc_on, struct bio_vec *bv)
+{
+	u32 skew;
+	int ret;
+
+	if (!skb_page_frag_refill(lo->span + MPA_TX_ALIGN - 1, pf, gfp))
+		return -ENOMEM;
+	skew = mpa_tx_skew(lo, pf->offset);
+	if (pf->size - pf->offset < skew + lo->span)
+		return -ENOMEM;
+	ret = mpa_tx_fill_linear(lo, page_address(pf->page) + pf->offset + skew,
+				 from, crc_on);
+	if (ret)
+		return ret;
+	bvec_set_page(bv, pf->page, lo->span, pf->offset + skew);
+	pf->offset += skew + lo->span;
+	return 0;
+}
+
+/*
  * Queue the FPDU of layout @lo whose whole wire image is @bv as a record,
  * TCP having taken its first @took octets already (and charged them).
  * Return: 0, or a negative errno with nothing queued.
@@ -664,28 +691,19 @@ static int mpa_tx_hand(struct mpa_conn *c, const struct mpa_fpdu_layout *lo,
 static int mpa_tx_direct(struct mpa_conn *c, struct iov_iter *from, u32 len)
 {
 	struct sock *sk = c->sk;
-	struct page_frag *pf = sk_page_frag(sk);
 	struct mpa_fpdu_layout lo;
 	struct bio_vec bv;
 	int ret;
-	u32 skew;
 
 	mpa_fpdu_layout(&lo, c->tx_pos, c->params.tx_markers, len);
-	if (!mpa_tx_direct_ok(c, &lo) ||
-	    !skb_page_frag_refill(lo.span + MPA_TX_ALIGN - 1, pf,
-				  sk->sk_allocation))
-		return 0;	/* mpa_tx_one() reports a lack of memory */
-	skew = mpa_tx_skew(&lo, pf->offset);
-	if (pf->size - pf->offset < skew + lo.span)
+	if (!mpa_tx_direct_ok(c, &lo))
 		return 0;
-	pf->offset += skew;
-	ret = mpa_tx_fill_linear(&lo, page_address(pf->page) + pf->offset,
-				 from, mpa_tx_crc_on(c));
+	ret = mpa_tx_build(sk_page_frag(sk), sk->sk_allocation, &lo, from,
+			   mpa_tx_crc_on(c), &bv);
+	if (ret == -ENOMEM)
+		return 0;	/* mpa_tx_one() reports a lack of memory */
 	if (ret)
 		return ret;
-	bvec_set_page(&bv, pf->page, lo.span, pf->offset);
-	pf->offset += lo.span;
-
 	ret = mpa_tx_hand(c, &lo, &bv, from);
 	return ret ?: 1;
 }
@@ -1031,10 +1049,8 @@ static int mpa_tx_wait(struct mpa_conn *c, long *timeo,
 bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg, size_t size,
 		    struct mpa_tx_pre *pre)
 {
-	struct page_frag *pf = &current->task_frag;
 	struct sock *sk = c->sk;
 	size_t left;
-	u32 skew;
 
 	if ((msg->msg_flags & (MSG_MORE | MSG_OOB | MSG_ZEROCOPY |
 			       MSG_SPLICE_PAGES)) ||
@@ -1043,26 +1059,17 @@ bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg, size_t size,
 	    !sk_stream_memory_free(sk))
 		return false;
 	mpa_fpdu_layout(&pre->lo, 0, false, size);
-	if (pre->lo.span > READ_ONCE(tcp_sk(sk)->mss_cache) ||
-	    !skb_page_frag_refill(pre->lo.span + MPA_TX_ALIGN - 1, pf,
-				  sk->sk_allocation))
-		return false;
-	skew = mpa_tx_skew(&pre->lo, pf->offset);
-	if (pf->size - pf->offset < skew + pre->lo.span)
+	if (pre->lo.span > READ_ONCE(tcp_sk(sk)->mss_cache))
 		return false;
 	left = iov_iter_count(&msg->msg_iter);
-	if (mpa_tx_fill_linear(&pre->lo,
-			       page_address(pf->page) + pf->offset + skew,
-			       &msg->msg_iter, mpa_tx_crc_on(c))) {
-		/* mpa_tx_sendmsg() copies again, and reports the fault */
+	if (mpa_tx_build(&current->task_frag, sk->sk_allocation, &pre->lo,
+			 &msg->msg_iter, mpa_tx_crc_on(c), &pre->bv)) {
+		/* mpa_tx_sendmsg() copies again, and reports a fault */
 		iov_iter_revert(&msg->msg_iter,
 				left - iov_iter_count(&msg->msg_iter));
 		return false;
 	}
-	pf->offset += skew;
-	get_page(pf->page);
-	bvec_set_page(&pre->bv, pf->page, pre->lo.span, pf->offset);
-	pf->offset += pre->lo.span;
+	get_page(pre->bv.bv_page);
 	return true;
 }
 
