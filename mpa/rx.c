@@ -35,7 +35,6 @@
 #include <linux/export.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
-#include <linux/sizes.h>
 #include <linux/uio.h>
 #include <kunit/visibility.h>
 #include <net/tcp.h>
@@ -714,15 +713,14 @@ void mpa_rx_start(struct mpa_conn *c)
 	mpa_rx_probe(c);
 }
 
-/* Unjudged octets worth moving the CRC pass to the reader for */
-#define MPA_RX_DEFER_MIN	SZ_1K
-
 /*
  * May the FPDU coming in be left for the reader to judge? When the socket
- * is read by recv (not an in-kernel consumer), nobody else needs the
- * verdict first (the Responder rule, copy mode), and enough has come in
- * for the move to pay: a small FPDU alone (a round trip of small ULPDUs)
- * is judged at once, by one pass over it.
+ * is read by recv (not an in-kernel consumer) and nobody else needs the
+ * verdict first (the Responder rule, copy mode). Small FPDUs too: on the
+ * veth and loopback paths this softirq runs on the sender's CPU, which
+ * already made the sender's CRC pass, and judging 512-octet FPDUs here
+ * left that CPU busy and the reader's idle; a lone small FPDU (a round
+ * trip) costs the same either side of the wakeup.
  *
  * The reader need not sleep in recv yet: one busy with the previous
  * ULPDU, or in poll, or back in user space between two calls, judges the
@@ -731,8 +729,7 @@ void mpa_rx_start(struct mpa_conn *c)
 static bool mpa_rx_defer(const struct mpa_conn *c)
 {
 	return !c->kops && !READ_ONCE(c->rx_err) && !READ_ONCE(c->tx_held) &&
-	       !c->rx_cfill && mpa_rxm_state(&c->rxm) == MPA_RXM_MORE &&
-	       tcp_inq(c->sk) >= mpa_rxm_fed(&c->rxm) + MPA_RX_DEFER_MIN;
+	       !c->rx_cfill && mpa_rxm_state(&c->rxm) == MPA_RXM_MORE;
 }
 
 /*
