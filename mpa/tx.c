@@ -222,6 +222,18 @@ static int mpa_tx_fill_linear(const struct mpa_fpdu_layout *lo, u8 *va,
 	struct mpa_piece_iter it;
 	struct mpa_piece p;
 
+	/*
+	 * Without a Marker and within one CRC call, no walk over the pieces:
+	 * for a small FPDU it took more of the sender's time than the copy
+	 * of its ULPDU.
+	 */
+	if (!lo->lead_marker && !lo->nr_markers &&
+	    lo->span <= MPA_TX_CRC_BATCH) {
+		if (from && copy_from_iter(va + MPA_HDR_SIZE, lo->ulpdu_len,
+					   from) != lo->ulpdu_len)
+			return -EFAULT;
+		return mpa_fpdu_frame(lo, va, crc_on);
+	}
 	mpa_piece_iter_init(&it);
 	while (mpa_fpdu_next_piece(lo, &it, &p)) {
 		switch (p.type) {

@@ -238,6 +238,7 @@ bool mpa_fpdu_next_piece(const struct mpa_fpdu_layout *lo,
 			 struct mpa_piece_iter *it, struct mpa_piece *p);
 void mpa_piece_fill(const struct mpa_fpdu_layout *lo,
 		    const struct mpa_piece *p, u8 *dst);
+int mpa_fpdu_frame(const struct mpa_fpdu_layout *lo, u8 *buf, bool crc);
 bool mpa_marker_ptr_ok(const void *marker, u16 expected);
 
 /* ------------------------------------------------------------------ */

@@ -182,6 +182,36 @@ void mpa_piece_fill(const struct mpa_fpdu_layout *lo,
 EXPORT_SYMBOL_IF_KUNIT(mpa_piece_fill);
 
 /**
+ * mpa_fpdu_frame() - frame a ULPDU in place, as an FPDU without Markers
+ * @lo: layout from mpa_fpdu_layout(), with no Marker in its span
+ * @buf: the @lo->span octets of the FPDU, its ULPDU in place at
+ *	@buf + %MPA_HDR_SIZE
+ * @crc: compute the CRC; else the CRC field is written as zero (CRCs off,
+ *	requirements A10)
+ *
+ * Writes ULPDU_Length, the PAD (zeroes, R-4.1-3) and then the CRC, in one
+ * CRC call over everything before its field: the octets that
+ * mpa_fpdu_next_piece() and mpa_piece_fill() give for such an FPDU,
+ * without the walk over its pieces.
+ *
+ * Return: 0, or -EINVAL if @lo has a Marker (nothing written).
+ */
+int mpa_fpdu_frame(const struct mpa_fpdu_layout *lo, u8 *buf, bool crc)
+{
+	u32 crc_off = lo->span - MPA_CRC_SIZE;
+
+	if (lo->lead_marker || lo->nr_markers)
+		return -EINVAL;
+	put_unaligned_be16(lo->ulpdu_len, buf);
+	memset(buf + MPA_HDR_SIZE + lo->ulpdu_len, 0, lo->pad);
+	mpa_crc_put(buf + crc_off,
+		    crc ? mpa_crc_final(mpa_crc_update(mpa_crc_init(), buf,
+						       crc_off)) : 0);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_fpdu_frame);
+
+/**
  * mpa_marker_ptr_ok() - check a received Marker's FPDUPTR
  * @marker: the four Marker octets
  * @expected: FPDUPTR the ULPDU_Length chain predicts

@@ -466,6 +466,63 @@ static void open_layout_stable(struct kunit *test)
 	}
 }
 
+/*
+ * mpa_fpdu_frame(), the sender's framing of an FPDU without Markers in one
+ * pass, writes the octets the piece walk does: every PAD length, with and
+ * without a CRC (a zero field then, A10), also with Markers enabled where
+ * none falls in the span; and it refuses a span with a Marker.
+ */
+static void frame_matches_pieces(struct kunit *test)
+{
+	static const struct { u32 pos; bool markers; u32 max; } at[] = {
+		{ 0, false, 4086 }, { 77, false, 600 }, { 8, true, 490 },
+	};
+	struct mpa_fpdu_layout lo;
+	u8 *u, *want, *got;
+	unsigned int k;
+	u32 len, i;
+
+	u = kunit_kmalloc(test, 4096, GFP_KERNEL);
+	want = kunit_kmalloc(test, 4096, GFP_KERNEL);
+	got = kunit_kmalloc(test, 4096, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, u);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	KUNIT_ASSERT_NOT_NULL(test, got);
+	for (i = 0; i < 4096; i++)
+		u[i] = i * 7 + 3;
+
+	for (k = 0; k < ARRAY_SIZE(at); k++) {
+		for (len = 0; len <= at[k].max; len += len < 520 ? 1 : 97) {
+			int span = mpa_test_encode(at[k].pos, at[k].markers, u,
+						   len, want, 4096);
+
+			KUNIT_ASSERT_GT(test, span, 0);
+			mpa_fpdu_layout(&lo, at[k].pos, at[k].markers, len);
+			memset(got, 0xa5, 4096);
+			memcpy(got + MPA_HDR_SIZE, u, len);
+			KUNIT_ASSERT_EQ(test, mpa_fpdu_frame(&lo, got, true), 0);
+			KUNIT_ASSERT_MEMEQ_MSG(test, got, want, span,
+					       "pos %u len %u", at[k].pos, len);
+			/* the next FPDU's octets are left alone */
+			KUNIT_EXPECT_EQ(test, got[span], 0xa5);
+
+			KUNIT_ASSERT_EQ(test, mpa_fpdu_frame(&lo, got, false), 0);
+			KUNIT_EXPECT_MEMEQ(test, got, want, span - MPA_CRC_SIZE);
+			KUNIT_EXPECT_EQ(test, get_unaligned_be32(got + span -
+								 MPA_CRC_SIZE),
+					0U);
+		}
+	}
+
+	/* A leading Marker, and one inside */
+	memset(got, 0xa5, 64);
+	mpa_fpdu_layout(&lo, 0, true, 42);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_frame(&lo, got, true), -EINVAL);
+	mpa_fpdu_layout(&lo, 0x1ec, true, 42);
+	KUNIT_EXPECT_EQ(test, mpa_fpdu_frame(&lo, got, true), -EINVAL);
+	KUNIT_EXPECT_EQ(test, got[0], 0xa5);
+}
+
 static struct kunit_case mpa_fpdu_cases[] = {
 	KUNIT_CASE(rfc5044_fig5),
 	KUNIT_CASE(rfc5044_fig6),
@@ -489,6 +546,7 @@ static struct kunit_case mpa_fpdu_cases[] = {
 	KUNIT_CASE(marker_ptr_check),
 	KUNIT_CASE(marker_positions),
 	KUNIT_CASE(open_layout_stable),
+	KUNIT_CASE(frame_matches_pieces),
 	{}
 };
 
