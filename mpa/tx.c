@@ -227,8 +227,7 @@ static int mpa_tx_fill_linear(const struct mpa_fpdu_layout *lo, u8 *va,
 	 * for a small FPDU it took more of the sender's time than the copy
 	 * of its ULPDU.
 	 */
-	if (!lo->lead_marker && !lo->nr_markers &&
-	    lo->span <= MPA_TX_CRC_BATCH) {
+	if (!mpa_fpdu_has_markers(lo) && lo->span <= MPA_TX_CRC_BATCH) {
 		if (from && copy_from_iter(va + MPA_HDR_SIZE, lo->ulpdu_len,
 					   from) != lo->ulpdu_len)
 			return -EFAULT;

@@ -139,6 +139,17 @@ struct mpa_fpdu_layout {
 };
 
 /**
+ * mpa_fpdu_has_markers() - does a Marker fall in the FPDU's span?
+ * @lo: the layout
+ *
+ * Return: true if the span holds a Marker, leading or inside.
+ */
+static inline bool mpa_fpdu_has_markers(const struct mpa_fpdu_layout *lo)
+{
+	return lo->lead_marker || lo->nr_markers;
+}
+
+/**
  * enum mpa_piece_type - kinds of wire pieces of an FPDU
  * @MPA_PIECE_MARKER: a 4-octet Marker; &mpa_piece.fpduptr holds its value
  * @MPA_PIECE_HDR: the 2-octet ULPDU_Length field

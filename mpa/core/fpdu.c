@@ -200,7 +200,7 @@ int mpa_fpdu_frame(const struct mpa_fpdu_layout *lo, u8 *buf, bool crc)
 {
 	u32 crc_off = lo->span - MPA_CRC_SIZE;
 
-	if (lo->lead_marker || lo->nr_markers)
+	if (mpa_fpdu_has_markers(lo))
 		return -EINVAL;
 	put_unaligned_be16(lo->ulpdu_len, buf);
 	memset(buf + MPA_HDR_SIZE + lo->ulpdu_len, 0, lo->pad);

@@ -6,6 +6,8 @@
  * the core's layout and pieces the way mpa/tx.c builds FPDUs (the CRC run
  * piece by piece over a scattered ULPDU); every octet must be what the
  * reference encoder of ref.c (RFC 5044 section 4, no shared code) writes.
+ * An FPDU without Markers is also framed the sender's short way, in one
+ * call (mpa_fpdu_frame()), with the CRC and with a zero CRC field.
  * Then the receive machine gets the stream in random pieces: every ULPDU
  * must come back exactly, at the right place, with no error.
  *
@@ -15,6 +17,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <linux/errno.h>
 
 #include "core/core.h"
 #include "fuzz.h"
@@ -35,6 +39,40 @@ struct fpdu_rec {
 };
 
 static struct fpdu_rec recs[RT_MAX_FPDUS];
+static u8 frame[RT_MAX_STREAM + 1];
+
+/*
+ * Frame the ULPDU as mpa/tx.c does when no Marker falls in the FPDU: the
+ * ULPDU copied in place, then mpa_fpdu_frame(). It must write what the
+ * reference wrote (@expect), with the CRC or with a zero CRC field, over
+ * a buffer holding garbage where the PAD goes, and nothing past the span;
+ * with a Marker in the span it must refuse and write nothing.
+ */
+static void frame_check(const struct mpa_fpdu_layout *lo, const u8 *ulpdu,
+			const u8 *expect)
+{
+	static const u8 zero[MPA_CRC_SIZE];
+	u32 crc_off = lo->span - MPA_CRC_SIZE, i;
+
+	memset(frame, 0xa5, lo->span + 1);
+	if (mpa_fpdu_has_markers(lo)) {
+		if (mpa_fpdu_frame(lo, frame, true) != -EINVAL)
+			abort();
+		for (i = 0; i <= lo->span; i++)
+			if (frame[i] != 0xa5)
+				abort();
+		return;
+	}
+	memcpy(frame + MPA_HDR_SIZE, ulpdu, lo->ulpdu_len);
+	if (mpa_fpdu_frame(lo, frame, true) ||
+	    memcmp(frame, expect, lo->span) || frame[lo->span] != 0xa5)
+		abort();
+	if (mpa_fpdu_frame(lo, frame, false) ||
+	    memcmp(frame, expect, crc_off) ||
+	    memcmp(frame + crc_off, zero, MPA_CRC_SIZE) ||
+	    frame[lo->span] != 0xa5)
+		abort();
+}
 
 /*
  * Build one FPDU as mpa/tx.c does: each piece of the layout, ULPDU octets
@@ -131,6 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    lo.span ||
 		    memcmp(stream + total, expect + total, lo.span))
 			abort();
+		frame_check(&lo, ulpdus + utotal, expect + total);
 		recs[nr].start = total;
 		recs[nr].end = total + lo.span;
 		recs[nr].data = utotal;
