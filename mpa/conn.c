@@ -95,12 +95,18 @@ static void mpa_write_space(struct sock *sk)
 	if (READ_ONCE(c->tx_sent) != READ_ONCE(c->tx_len) ||
 	    READ_ONCE(c->kwant_room))
 		mpa_conn_schedule(c);
-	else if (mpa_conn_full(c) && mpa_tx_pending(c) &&
-		 !READ_ONCE(c->tx_held) && !READ_ONCE(c->tx_pushing)) {
-		if (READ_ONCE(c->tx_waiting))
-			mpa_conn_wake(c);
-		else
-			mpa_conn_schedule(c);
+	else if (mpa_conn_full(c) && !READ_ONCE(c->tx_held) &&
+		 !READ_ONCE(c->tx_pushing) &&
+		 (READ_ONCE(c->tx_run.bv_len) || mpa_tx_pending(c))) {
+		/* TCP sent what it held: FPDUs it would have held go too */
+		if (READ_ONCE(c->tx_run.bv_len))
+			mpa_tx_run_kick(c);
+		if (mpa_tx_pending(c)) {
+			if (READ_ONCE(c->tx_waiting))
+				mpa_conn_wake(c);
+			else
+				mpa_conn_schedule(c);
+		}
 	}
 	c->saved_write_space(sk);
 }
@@ -429,7 +435,7 @@ static void mpa_conn_work(struct work_struct *work)
 			c->saved_data_ready(sk);
 		if (c->fin_held && !c->tx_held)
 			mpa_conn_fin_owed(c);
-		if (mpa_tx_pending(c)) {
+		if (mpa_tx_pending(c) || c->tx_run.bv_len) {
 			mpa_tx_push(c);
 			/* a blocking sender waits for the queue to drain */
 			mpa_conn_wake(c);

@@ -134,10 +134,17 @@ enum {
  * @tx_queue: closed FPDUs not yet (fully) taken by TCP, in order
  * @tx_charged: octets of @tx_queue and @tx_open charged to sk_wmem_queued
  *	and sk_forward_alloc
+ * @tx_run: the run: whole FPDUs, back to back in one page, that TCP would
+ *	hold back now, kept until TCP would send them (tx.c); charged as
+ *	queued FPDUs are, outside @tx_charged
+ * @tx_run_fpdus: FPDUs in @tx_run, each with a reference on its page
+ * @tx_run_octets: their ULPDU octets
+ * @tx_run_cut: TCP took the head of @tx_run: the rest follows it as is
  * @tx_waiting: a sender sleeps in mpa_tx_wait(), pushing each time it
  *	wakes: TCP's room wakes it rather than the connection's work
- * @tx_pushing: mpa_tx_push() is handing FPDUs to TCP: an sk_write_space()
- *	from inside TCP's sendmsg is answered by mpa_tx_push() itself
+ * @tx_pushing: mpa_tx_push() or the run is handing FPDUs to TCP: an
+ *	sk_write_space() from inside TCP's sendmsg is answered by the
+ *	sender itself
  * @rxm: the receive machine: every decision about the FPDUs received
  *	(positions from @rx_seq_start)
  * @rx_ready: the machine judged the next FPDU valid, or @rx_err is set,
@@ -203,6 +210,9 @@ struct mpa_conn {
 	u32 tx_charged;
 	struct mpa_tx_rec *tx_open;
 	struct list_head tx_queue;
+	struct bio_vec tx_run;
+	u32 tx_run_fpdus;
+	u32 tx_run_octets;
 
 	u8 *rx_cbuf;
 	struct mpa_rxm rxm;
@@ -221,6 +231,7 @@ struct mpa_conn {
 	bool kended;
 	bool kwant_room;
 	bool tx_pushing;	/* beside the k flags: fills a hole */
+	bool tx_run_cut;
 	const struct mpa_kops *kops;
 	void *kpriv;
 	struct task_struct *kcb_task;
@@ -392,6 +403,7 @@ bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg, size_t size,
 int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 		   struct mpa_tx_pre *pre);
 int mpa_tx_push(struct mpa_conn *c);
+void mpa_tx_run_kick(struct mpa_conn *c);
 bool mpa_tx_pending(const struct mpa_conn *c);
 void mpa_tx_flush(struct mpa_conn *c);
 bool mpa_tx_unsent(const struct mpa_conn *c);

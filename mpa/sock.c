@@ -270,9 +270,20 @@ static int mpa_setsockopt(struct sock *sk, int level, int optname,
 	/* Repair mode rewrites the queues and sequence numbers under us. */
 	if (mpa_tcp_opt_blocked(level, optname))
 		return -EOPNOTSUPP;
-	if (level != SOL_MPA)
-		return c->sk_proto->setsockopt(sk, level, optname, optval,
-					       optlen);
+	if (level != SOL_MPA) {
+		ret = c->sk_proto->setsockopt(sk, level, optname, optval,
+					      optlen);
+		/*
+		 * TCP_NODELAY and TCP_CORK make TCP send what it holds: the
+		 * FPDUs MPA holds as TCP would (the run, tx.c) go with it.
+		 */
+		if (level == SOL_TCP && READ_ONCE(c->tx_run.bv_len)) {
+			lock_sock(sk);
+			mpa_tx_push(c);
+			release_sock(sk);
+		}
+		return ret;
+	}
 	lock_sock(sk);
 	ret = mpa_do_setsockopt(c, optname, optval, optlen);
 	release_sock(sk);

@@ -22,7 +22,13 @@
  * context under the socket lock, which is never released while an FPDU is
  * handed to TCP, so FPDUs of concurrent senders never interleave; only
  * mpa_tx_prepare() runs before the lock is taken, on the task's own page
- * fragment, building an FPDU that is not the connection's yet.
+ * fragment, building an FPDU that is not the connection's yet, and
+ * mpa_tx_run_kick() runs where TCP processes an ACK, in softirq with the
+ * socket bh-locked (no owner) when not from the owner's backlog.
+ *
+ * Small FPDUs that TCP would only hold back (Nagle's algorithm) are kept
+ * as one run instead and handed to TCP in one call with that ACK: see
+ * "The run" below.
  */
 #include <linux/bvec.h>
 #include <linux/highmem.h>
@@ -629,14 +635,21 @@ static int mpa_tx_queue_image(struct mpa_conn *c,
 }
 
 /*
- * May an FPDU of layout @lo go straight to TCP, without a record? When
- * nothing waits in MPA and it is no longer than a segment.
+ * Could an FPDU of layout @lo go to TCP now, without a record? When
+ * nothing waits in MPA's queue and it is no longer than a segment.
  */
-static bool mpa_tx_direct_ok(const struct mpa_conn *c,
-			     const struct mpa_fpdu_layout *lo)
+static bool mpa_tx_may_hand(const struct mpa_conn *c,
+			    const struct mpa_fpdu_layout *lo)
 {
 	return !mpa_tx_pending(c) && !c->tx_held && c->tx_sent == c->tx_len &&
 	       lo->span <= READ_ONCE(tcp_sk(c->sk)->mss_cache);
+}
+
+/* May it go to TCP straight? Also not while a run waits (see below). */
+static bool mpa_tx_direct_ok(const struct mpa_conn *c,
+			     const struct mpa_fpdu_layout *lo)
+{
+	return !c->tx_run.bv_len && mpa_tx_may_hand(c, lo);
 }
 
 /*
@@ -717,6 +730,170 @@ static int mpa_tx_direct(struct mpa_conn *c, struct iov_iter *from, u32 len)
 		return ret;
 	ret = mpa_tx_hand(c, &lo, &bv, from);
 	return ret ?: 1;
+}
+
+/*
+ * The run: whole FPDUs that TCP would only hold now, kept back by MPA
+ * instead and handed to TCP in one call once TCP would send them.
+ *
+ * With Nagle's algorithm on, TCP keeps a partial segment back while a
+ * small segment it sent is not acknowledged (Minshall's variant,
+ * tcp_nagle_check()), and sends what it holds when the ACK comes. A
+ * sender of small ULPDUs that is ahead of the wire hands TCP one FPDU a
+ * call, each to be held: the call, TCP's splice of the pages and its
+ * check whether it may send now are paid per FPDU. In that state MPA
+ * keeps the FPDUs mpa_tx_prepare() built, which lie back to back in the
+ * task's page fragment, as one range (&mpa_conn.tx_run), and hands it to
+ * TCP when the ACK comes (mpa_tx_run_kick(), from sk_write_space() as
+ * TCP calls it after processing the ACK), where TCP would have sent them
+ * too: nothing goes out later than it would have. A run starts only when
+ * TCP's write queue is empty, so that the ACK's own push has nothing of
+ * ours to send first and then hold the run behind it.
+ *
+ * A run never grows past one segment (the MSS): it goes to TCP like one
+ * FPDU of its length, placed by mpa_tx_align(), so no FPDU in it crosses
+ * a segment. It is charged to the send buffer and to TCP's memory
+ * accounting as queued FPDUs are and holds a reference on its page for
+ * each FPDU in it. Nothing overtakes it: while it waits no FPDU goes to
+ * TCP straight (mpa_tx_direct_ok()), and mpa_tx_push() hands it to TCP
+ * before the queue.
+ */
+
+/* Would TCP hold back a partial segment handed to it now, until an ACK? */
+static bool mpa_tx_nagle_holds(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	/* TCP_NODELAY, TCP_CORK and pushes change nonagle: no run then */
+	return !tp->nonagle && tcp_write_queue_empty(sk) && tp->packets_out &&
+	       after(tp->snd_sml, tp->snd_una) &&
+	       !after(tp->snd_sml, tp->snd_nxt);
+}
+
+/* The run is all with TCP, or dropped: its charge and references go. */
+static void mpa_tx_run_end(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+
+	sk_wmem_queued_add(sk, -(int)c->tx_run.bv_len);
+	sk_mem_uncharge(sk, c->tx_run.bv_len);
+	folio_put_refs(page_folio(c->tx_run.bv_page), c->tx_run_fpdus);
+	c->tx_run.bv_len = 0;
+	c->tx_run_fpdus = 0;
+	c->tx_run_octets = 0;
+	c->tx_run_cut = false;
+}
+
+/*
+ * Hand the run to TCP, as far as TCP takes it now. What it leaves stays
+ * the run, cut: nothing joins it, and it goes on where TCP stopped,
+ * without mpa_tx_align(). TCP lacking room, the next ACK brings the run
+ * back here (mpa_tx_run_kick()); with nothing in flight only time does
+ * (as in mpa_tx_push()).
+ * Return: 0 once TCP has all of it, -EAGAIN for want of room, or TCP's
+ * error; the rest of the run is kept.
+ */
+static int mpa_tx_run_flush(struct mpa_conn *c)
+{
+	struct bio_vec *run = &c->tx_run;
+	u32 len = run->bv_len;
+	struct sock *sk = c->sk;
+	struct msghdr msg = {};
+	int took;
+
+	if (!len)
+		return 0;
+	if (!c->tx_run_cut)
+		mpa_tx_align(c, len, NULL);
+	msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, run, 1, len);
+	/* TCP must not count the run as queued; it charges what it takes */
+	sk_wmem_queued_add(sk, -(int)len);
+	WRITE_ONCE(c->tx_pushing, true);
+	took = tcp_sendmsg_locked(sk, &msg, len);
+	WRITE_ONCE(c->tx_pushing, false);
+	sk_wmem_queued_add(sk, len);
+	if (took == len) {
+		c->stats.tx_fpdus += c->tx_run_fpdus;
+		c->stats.tx_octets += c->tx_run_octets;
+		mpa_tx_run_end(c);
+		return 0;
+	}
+	if (took > 0) {
+		sk_wmem_queued_add(sk, -took);
+		sk_mem_uncharge(sk, took);
+		run->bv_offset += took;
+		run->bv_len -= took;
+		c->tx_run_cut = true;
+	}
+	if (took > 0 || took == -EAGAIN) {
+		if (sk->sk_socket)
+			set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		if (tcp_rtx_and_write_queues_empty(sk))
+			timer_reduce(&c->timer, jiffies + MPA_RETRY);
+		return -EAGAIN;
+	}
+	return took;
+}
+
+/*
+ * Keep the FPDU @pre in the run, or start one with it, when TCP would
+ * hold it back now (mpa_tx_nagle_holds()) and it could go to TCP at once
+ * otherwise (mpa_tx_may_hand()). A run it cannot join goes to TCP first.
+ * Return: true when @pre joined the run, with its page reference.
+ */
+static bool mpa_tx_run_add(struct mpa_conn *c, struct mpa_tx_pre *pre)
+{
+	struct bio_vec *run = &c->tx_run;
+	struct sock *sk = c->sk;
+	u32 span = pre->lo.span, mss = READ_ONCE(tcp_sk(sk)->mss_cache);
+
+	if (!run->bv_len) {
+		/* a run of one FPDU a segment would save nothing */
+		if (2 * span > mss || !mpa_tx_nagle_holds(sk) ||
+		    !sk->sk_socket || !mpa_tx_may_hand(c, &pre->lo))
+			return false;
+	} else if (c->tx_run_cut || run->bv_page != pre->bv.bv_page ||
+		   run->bv_offset + run->bv_len != pre->bv.bv_offset ||
+		   run->bv_len + span > mss || !mpa_tx_may_hand(c, &pre->lo)) {
+		mpa_tx_run_flush(c);
+		return false;
+	}
+	if (!sk_wmem_schedule(sk, span)) {
+		mpa_tx_run_flush(c);
+		return false;
+	}
+	sk_mem_charge(sk, span);
+	sk_wmem_queued_add(sk, span);
+	if (run->bv_len)
+		run->bv_len += span;
+	else
+		*run = pre->bv;
+	c->tx_run_fpdus++;
+	c->tx_run_octets += pre->lo.ulpdu_len;
+	c->tx_pos += span;
+	/* TCP calls sk_write_space() after an ACK only with this set */
+	set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+	return true;
+}
+
+/**
+ * mpa_tx_run_kick() - TCP processed an ACK: hand it the run
+ * @c: the connection, in sk_write_space(): socket owned (the backlog) or
+ *	bh-locked (softirq)
+ *
+ * TCP sends what it held right before it calls sk_write_space(); the run
+ * goes the same way now. In softirq TCP's allocations must not sleep, as
+ * when kTLS's device mode pushes a record from here.
+ */
+void mpa_tx_run_kick(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	gfp_t gfp = sk->sk_allocation;
+
+	sk->sk_allocation = GFP_ATOMIC;
+	mpa_tx_run_flush(c);
+	sk->sk_allocation = gfp;
 }
 
 /* Frame a whole ULPDU of @len octets in one pass and queue it. */
@@ -894,7 +1071,13 @@ int mpa_tx_push(struct mpa_conn *c)
 	u32 charged;
 	int ret = 0;
 
-	if (c->tx_held || c->tx_sent != c->tx_len || !mpa_tx_pending(c))
+	if (c->tx_held || c->tx_sent != c->tx_len)
+		return 0;
+	/* the run first: a record queued meanwhile is behind it */
+	ret = mpa_tx_run_flush(c);
+	if (ret)
+		return ret == -EAGAIN ? 0 : ret;
+	if (!mpa_tx_pending(c))
 		return 0;
 
 	/*
@@ -1092,14 +1275,17 @@ static void mpa_tx_pre_drop(struct msghdr *msg, struct mpa_tx_pre *pre)
 }
 
 /*
- * Send or queue the FPDU mpa_tx_prepare() built, at the current stream
- * position. Return: 0 (our reference on its page is dropped), or a
- * negative errno with nothing accepted (@pre is kept).
+ * Send, keep in the run or queue the FPDU mpa_tx_prepare() built, at the
+ * current stream position. Return: 0 (our reference on its page is
+ * dropped, or the run's), or a negative errno with nothing accepted (@pre
+ * is kept).
  */
 static int mpa_tx_pre_send(struct mpa_conn *c, struct mpa_tx_pre *pre)
 {
 	int ret;
 
+	if (mpa_tx_run_add(c, pre))
+		return 0;
 	if (mpa_tx_direct_ok(c, &pre->lo))
 		ret = mpa_tx_hand(c, &pre->lo, &pre->bv, NULL);
 	else
@@ -1189,6 +1375,8 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 	 * A blocking sender waits until TCP has taken it all, as on TCP; the
 	 * ULPDU is queued, so it goes out whatever happens to the wait.
 	 */
+	if (c->tx_run.bv_len && !mpa_tx_pending(c))
+		return size;	/* the ACK that TCP waits for sends the run */
 	if (!mpa_tx_push(c) && !mpa_tx_drained(c) && timeo)
 		mpa_tx_wait(c, &timeo, mpa_tx_drained);
 	return size;
@@ -1225,7 +1413,8 @@ void mpa_tx_flush(struct mpa_conn *c)
  */
 bool mpa_tx_unsent(const struct mpa_conn *c)
 {
-	return c->tx_open || (mpa_tx_pending(c) && !c->tx_held);
+	return c->tx_open || c->tx_run.bv_len ||
+	       (mpa_tx_pending(c) && !c->tx_held);
 }
 
 /**
@@ -1245,6 +1434,8 @@ void mpa_tx_release(struct mpa_conn *c)
 {
 	struct mpa_tx_rec *r, *tmp;
 
+	if (c->tx_run.bv_len)
+		mpa_tx_run_end(c);
 	if (c->tx_open) {
 		mpa_tx_rec_free(c, c->tx_open);
 		c->tx_open = NULL;

@@ -658,6 +658,61 @@ TEST_F_TIMEOUT(data, many_small, 300)
 	d_xfer(_metadata, self, variant, R2I, sizes, ARRAY_SIZE(sizes), 1301);
 }
 
+/*
+ * @n small ULPDUs sent back to back from @tx, blocking, with Nagle's
+ * algorithm on (the default); then, with no further call on @tx, each
+ * read at @rx, whole and in order. Once the first is out TCP would hold
+ * the next ones until its ACK, and MPA keeps them itself meanwhile, as one
+ * run (mpa/tx.c): the ACK alone must send them.
+ */
+static void burst(struct __test_metadata *_metadata, int tx, int rx,
+		  size_t n, unsigned int salt)
+{
+	size_t k, j, len;
+	ssize_t r;
+	int fl;
+
+	for (k = 0; k < n; k++) {
+		len = 1 + (k * 13 + salt) % 64;
+		for (j = 0; j < len; j++)
+			tx_buf[j] = (uint8_t)(k * 31 + j + salt);
+		ASSERT_EQ((ssize_t)len, send(tx, tx_buf, len, MSG_NOSIGNAL));
+	}
+	for (k = 0; k < n; k++) {
+		len = 1 + (k * 13 + salt) % 64;
+		for (j = 0; j < len; j++)
+			exp_buf[j] = (uint8_t)(k * 31 + j + salt);
+		r = t_recv_flags(rx, rx_buf, T_BUF, 0, &fl);
+		ASSERT_EQ((ssize_t)len, r)
+			TH_LOG("ULPDU %zu: errno %d", k, r < 0 ? errno : 0);
+		EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+		EXPECT_BYTES(exp_buf, rx_buf, len);
+	}
+}
+
+/* Bursts both ways, each the reply to the other; every FPDU counted once. */
+TEST_F(data, burst_then_wait)
+{
+	const size_t n = 300;
+	struct mpa_stats si, sr;
+	uint64_t octets = 0;
+	size_t k;
+
+	d_prime(_metadata, self, variant);
+	burst(_metadata, self->i, self->r, n, 0);
+	burst(_metadata, self->r, self->i, n, 5);
+	burst(_metadata, self->i, self->r, n, 9);
+	t_get_stats(_metadata, self->i, &si);
+	t_get_stats(_metadata, self->r, &sr);
+	for (k = 0; k < n; k++)
+		octets += 1 + (k * 13 + 0) % 64 + 1 + (k * 13 + 9) % 64;
+	EXPECT_EQ(1 + 2 * n, si.tx_fpdus);
+	EXPECT_EQ(16 + octets, si.tx_octets);
+	EXPECT_EQ(1 + 2 * n, sr.rx_fpdus);
+	EXPECT_EQ(n, sr.tx_fpdus);
+	EXPECT_EQ(n, si.rx_fpdus);
+}
+
 /* Not readable until a whole ULPDU is there; poll() and epoll. */
 static void readable(struct __test_metadata *_metadata, int tx, int rx,
 		     bool use_epoll)
