@@ -140,6 +140,12 @@ guest_log_cases() {
 	if [ "$rc" = 125 ] || [ "$rc" = 126 ] || [ "$rc" = 124 ]; then
 		fail=$((fail + 1))
 		msg "$lane guest: exit $rc (see $res/console.log)"
+		# what the kernel said, so that a CI log names the cause
+		if [ -s "$res/splat" ]; then
+			head -n 12 "$res/splat" | cut -c 1-200 | sed 's/^/    /' >&2
+		elif [ -f "$res/console.log" ]; then
+			tail -n 12 "$res/console.log" | cut -c 1-200 | sed 's/^/    /' >&2
+		fi
 	else
 		pass=$((pass + 1))
 	fi
