@@ -337,16 +337,21 @@ run_fuzz() {
 run_runner_checks() {
 	local p=0 f=0 rc name want cmd
 	# A guest that dies of what looks like TCG's int3 Oops in kernel text
-	# is run again, once its command has left "crashed" in its results;
-	# the same Oops in a module's text is not.
+	# (the breakpoint gone from the text already) is run again, once its
+	# command has left "crashed" in its results; the same Oops in a
+	# module's text, or with the int3 still there, is not.
 	local int3="[ -f /run/results/crashed ] && exit 0; touch /run/results/crashed"
 	int3="$int3; echo '<2>Oops: int3: 0000 [#1] PREEMPT SMP NOPTI' > /dev/kmsg"
-	int3="$int3; echo '<2>RIP: 0010:%s' > /dev/kmsg; echo c > /proc/sysrq-trigger"
-	local int3_kernel int3_module
+	int3="$int3; echo '<2>RIP: 0010:%s' > /dev/kmsg"
+	int3="$int3; echo '<2>Code: 41 54 55 53 %s e8 41 ac f0 ff' > /dev/kmsg"
+	int3="$int3; echo c > /proc/sysrq-trigger"
+	local int3_kernel int3_module int3_present
 	# shellcheck disable=SC2059 # the format is ours
-	int3_kernel=$(printf "$int3" 'sched_clock_cpu+0x9/0x190')
+	int3_kernel=$(printf "$int3" 'sched_clock_cpu+0x9/0x190' '66 <90>')
 	# shellcheck disable=SC2059
-	int3_module=$(printf "$int3" 'mpa_tx_push+0x9/0x190 [mpa]')
+	int3_module=$(printf "$int3" 'mpa_tx_push+0x9/0x190 [mpa]' '66 <90>')
+	# shellcheck disable=SC2059
+	int3_present=$(printf "$int3" 'sched_clock_cpu+0x9/0x190' 'cc <90>')
 	while IFS='|' read -r name want cmd; do
 		rm -rf "$out/runner-$name"
 		"$T/vm/run" --lane stock --quiet --timeout "${cmd%%:*}" \
@@ -367,6 +372,7 @@ run_runner_checks() {
 		timeout|124|25:sleep 600
 		int3|0|300:$int3_kernel
 		int3-module|126|300:$int3_module
+		int3-present|126|300:$int3_present
 	EOF
 	report runner $p $f
 }
