@@ -224,7 +224,8 @@ void mpa_conn_detach(struct mpa_conn *c)
  * TCP_NOTSENT_LOWAT, as TCP itself keeps all that an orphan has queued;
  * TCP sends them in the background and the FIN behind them. Nothing here
  * waits for the peer. A Responder's held FPDUs stay (R-7.1.2-15): they may
- * never go on the wire.
+ * never go on the wire. A shutdown(SHUT_WR) made already does not stop
+ * them: its FIN has not gone yet, and follows them (mpa_conn_shut_wr()).
  *
  * Return: true if MPA holds nothing more that may go; false if TCP
  * refused some (its memory limits, an allocation, an error): a FIN now
@@ -236,13 +237,16 @@ bool mpa_conn_flush(struct mpa_conn *c)
 	struct tcp_sock *tp = tcp_sk(sk);
 	int sndbuf = READ_ONCE(sk->sk_sndbuf);
 	u32 lowat = READ_ONCE(tp->notsent_lowat);
+	u8 shut = READ_ONCE(sk->sk_shutdown);
 
-	/* tcp_sendmsg_locked() checks both before each new segment */
+	/* tcp_sendmsg_locked() checks all three before each new segment */
 	WRITE_ONCE(sk->sk_sndbuf, INT_MAX);
 	WRITE_ONCE(tp->notsent_lowat, UINT_MAX);
+	WRITE_ONCE(sk->sk_shutdown, shut & ~SEND_SHUTDOWN);
 	mpa_startup_push(c);
 	if (c->tx_sent == c->tx_len)
 		mpa_tx_flush(c);
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | (shut & SEND_SHUTDOWN));
 	WRITE_ONCE(tp->notsent_lowat, lowat);
 	WRITE_ONCE(sk->sk_sndbuf, sndbuf);
 	return c->tx_sent == c->tx_len && !mpa_tx_unsent(c);
@@ -267,16 +271,16 @@ void mpa_conn_abort(struct mpa_conn *c)
 	mpa_rx_purged(c);
 }
 
-/* mpa_conn_flush(), let by the SEND_SHUTDOWN that shutdown() set */
-static bool mpa_conn_flush_shut(struct mpa_conn *c)
+/*
+ * May what MPA holds still go to TCP later? TCP is open for sending, and
+ * the connection in Full Operation, whose work tries again.
+ */
+static bool mpa_conn_may_retry(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
-	bool ok;
 
-	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown & ~SEND_SHUTDOWN);
-	ok = mpa_conn_flush(c);
-	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
-	return ok;
+	return mpa_conn_full(c) && !sk->sk_err &&
+	       ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT));
 }
 
 /**
@@ -284,40 +288,52 @@ static bool mpa_conn_flush_shut(struct mpa_conn *c)
  * @c: the connection, socket locked, process context; SEND_SHUTDOWN set
  *	by shutdown()
  *
- * What MPA holds goes to TCP first (mpa_conn_flush(), let by the
- * SEND_SHUTDOWN), then TCP sends its FIN. Should TCP refuse some, the
- * connection is reset instead of closed after a gap (mpa_conn_abort()).
- * A Responder's held FPDUs (R-7.1.2-15) cannot go yet: the FIN waits for
- * them, and mpa_conn_hold_end() sends both (mpa_conn_fin_owed()).
+ * What MPA holds goes to TCP first (mpa_conn_flush()), then TCP sends its
+ * FIN. What cannot go yet keeps the FIN behind it (@fin_held, and
+ * mpa_conn_fin_owed() sends both later): a Responder's held FPDUs
+ * (R-7.1.2-15), until the hold ends (mpa_conn_hold_end()), and FPDUs TCP
+ * refused for want of memory (an allocation, its memory limits), which
+ * the connection's work tries again every MPA_RETRY, as the socket stays
+ * open. Only a TCP that can no longer send gets a reset instead of a FIN
+ * after a gap (mpa_conn_abort()).
  */
 void mpa_conn_shut_wr(struct mpa_conn *c)
 {
-	if (!mpa_conn_flush_shut(c))
-		mpa_conn_abort(c);
-	else if (c->tx_held && mpa_tx_pending(c))
-		c->fin_held = true;
-	else
+	bool flushed = mpa_conn_flush(c);
+
+	if (flushed && !(c->tx_held && mpa_tx_pending(c))) {
 		c->sk_proto->shutdown(c->sk, SEND_SHUTDOWN);
+		return;
+	}
+	if (!flushed && !mpa_conn_may_retry(c)) {
+		mpa_conn_abort(c);
+		return;
+	}
+	c->fin_held = true;
+	if (!flushed)
+		mod_timer(&c->timer, jiffies + MPA_RETRY);
 }
 
 /**
- * mpa_conn_fin_owed() - the FIN a held Responder's shutdown() left behind
- * @c: the connection, socket locked, process context, no longer held,
- *	with @fin_held set
+ * mpa_conn_fin_owed() - the FIN a shutdown(SHUT_WR) left behind
+ * @c: the connection, socket locked, process context, not held, with
+ *	@fin_held set
  *
- * The FPDUs that were held go to TCP, then the FIN. Should TCP refuse some
- * now (an allocation, its memory limits), the connection's work tries
- * again soon: the caller may be reading (mpa_rx_process()), so there is
- * no reset here.
+ * What MPA holds goes to TCP, then the FIN. Should TCP refuse some again
+ * (an allocation, its memory limits), the connection's work tries again
+ * soon; a TCP that can no longer send ends the wait. The caller may be
+ * reading (mpa_rx_process()), so there is no reset here.
  */
 void mpa_conn_fin_owed(struct mpa_conn *c)
 {
-	if (!mpa_conn_flush_shut(c)) {
+	if (mpa_conn_flush(c)) {
+		c->fin_held = false;
+		c->sk_proto->shutdown(c->sk, SEND_SHUTDOWN);
+	} else if (mpa_conn_may_retry(c)) {
 		mod_timer(&c->timer, jiffies + MPA_RETRY);
-		return;
+	} else {
+		c->fin_held = false;
 	}
-	c->fin_held = false;
-	c->sk_proto->shutdown(c->sk, SEND_SHUTDOWN);
 }
 
 /**

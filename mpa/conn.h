@@ -127,8 +127,9 @@ enum {
  * @rx_seq_start: the same for what we receive
  * @tx_held: Responder: no FPDU may go out until one valid FPDU arrived
  *	(R-7.1.2-15)
- * @fin_held: shutdown(SHUT_WR) came while FPDUs were held: the FIN follows
- *	them once the hold ends (mpa_conn_shut_wr(), mpa_conn_hold_end())
+ * @fin_held: shutdown(SHUT_WR) came while FPDUs were held, or TCP had no
+ *	memory for what MPA holds: the FIN follows them once the hold ends,
+ *	or once TCP takes them (mpa_conn_shut_wr(), mpa_conn_fin_owed())
  * @tx_pos: stream position (from @tx_seq_start) of the next FPDU built
  * @tx_open: the ULPDU kept open by MSG_MORE, or NULL
  * @tx_queue: closed FPDUs not yet (fully) taken by TCP, in order

@@ -504,11 +504,11 @@ static int mpa_disconnect(struct sock *sk, int flags)
 
 /*
  * shutdown(SHUT_WR) and close() never wait for the peer: what MPA holds
- * goes to TCP first, the FIN behind it (mpa_conn_flush()). Should TCP not
- * take it all, the connection is reset rather than closed with a gap.
- * A Responder's held FPDUs (R-7.1.2-15) cannot go yet: shutdown() leaves
- * the FIN behind them, to follow once the hold ends (mpa_conn_shut_wr());
- * close() resets.
+ * goes to TCP first, the FIN behind it (mpa_conn_flush()). What cannot go
+ * yet, a Responder's held FPDUs (R-7.1.2-15) or FPDUs TCP has no memory
+ * for, keeps shutdown()'s FIN behind it, to follow once it goes
+ * (mpa_conn_shut_wr()); close() cannot wait, and resets rather than close
+ * with a gap.
  */
 static bool mpa_holds(const struct mpa_conn *c)
 {

@@ -13,6 +13,8 @@
  *              one function, every time)
  *   stranded   no memory for TCP's skb while TCP holds nothing: the FPDU
  *              goes out once memory is back, the sender doing nothing
+ *   shut_short the same, then shutdown(SHUT_WR): the FIN waits behind the
+ *              FPDU, no reset
  *   startup    attaching MPA and the startup phase, then a ULPDU each way
  *   traffic    ULPDUs both ways at once on several connections (Markers
  *              and CRC combinations, MSG_MORE pieces, one receiver in copy
@@ -744,6 +746,62 @@ TEST_F_TIMEOUT(inject, stranded, 300)
 			TH_LOG("Markers %d: the queued FPDU never came (%s)",
 			       m, strerror(errno));
 		EXPECT_EQ(0, memcmp(b, got, sizeof(b)));
+		close(i);
+		close(r);
+	}
+	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ms, me));
+	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ms, me));
+}
+
+/*
+ * shutdown(SHUT_WR) while MPA holds an FPDU that TCP has no memory for:
+ * every allocation under tcp_sendmsg_locked() fails, as in stranded, and
+ * TCP holds nothing. shutdown() returns at once; the FIN must wait behind
+ * the FPDU, and both come once memory is back: the peer reads the ULPDU
+ * whole, then the end of file, not a reset (mpa.rst, Closing). The
+ * Initiator still receives.
+ */
+TEST_F_TIMEOUT(inject, shut_short, 300)
+{
+	unsigned long long fs, fe, ms, me;
+	uint8_t b[1000], got[2000];
+	int i, r, m;
+
+	ASSERT_EQ(0, ks_func(NULL, "tcp_sendmsg_locked", &fs, &fe));
+	ASSERT_EQ(0, fi_module_text(&ms, &me));
+	t_fill(b, sizeof(b), 78);
+	for (m = 0; m < 2; m++) {
+		ASSERT_EQ(0, al_pair(m, m, 0, &i, &r));
+		/* a round trip: TCP at the Initiator has nothing in flight */
+		ASSERT_EQ(4, send(i, "ping", 4, MSG_NOSIGNAL));
+		ASSERT_EQ(4, recv(r, got, sizeof(got), 0));
+		ASSERT_EQ(4, send(r, "pong", 4, MSG_NOSIGNAL));
+		ASSERT_EQ(4, recv(i, got, sizeof(got), 0));
+
+		ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
+		ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
+		ASSERT_EQ(0, fi_on_prob(100));
+		EXPECT_EQ(sizeof(b), send(i, b, sizeof(b),
+					  MSG_NOSIGNAL | MSG_DONTWAIT))
+			TH_LOG("send: %s", strerror(errno));
+		EXPECT_EQ(0, shutdown(i, SHUT_WR))
+			TH_LOG("shutdown: %s", strerror(errno));
+		fi_off();
+		EXPECT_LE(1, FI_TIMES - fi_get(FI_SLAB, "times"))
+			TH_LOG("TCP's allocation did not fail");
+
+		ASSERT_EQ(0, t_set_timeo(r, SO_RCVTIMEO, AL_STRANDED_WAIT));
+		EXPECT_EQ(sizeof(b), recv(r, got, sizeof(got), 0))
+			TH_LOG("Markers %d: the FPDU held at shutdown never came (%s)",
+			       m, strerror(errno));
+		EXPECT_EQ(0, memcmp(b, got, sizeof(b)));
+		EXPECT_EQ(0, recv(r, got, sizeof(got), 0))
+			TH_LOG("Markers %d: no end of file behind it (%s)", m,
+			       strerror(errno));
+		EXPECT_EQ(4, send(r, "back", 4, MSG_NOSIGNAL));
+		EXPECT_EQ(4, recv(i, got, sizeof(got), 0))
+			TH_LOG("Markers %d: the Initiator no longer receives (%s)",
+			       m, strerror(errno));
 		close(i);
 		close(r);
 	}
