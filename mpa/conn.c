@@ -289,13 +289,13 @@ static bool mpa_conn_may_retry(struct mpa_conn *c)
  *	by shutdown()
  *
  * What MPA holds goes to TCP first (mpa_conn_flush()), then TCP sends its
- * FIN. What cannot go yet keeps the FIN behind it (@fin_held, and
- * mpa_conn_fin_owed() sends both later): a Responder's held FPDUs
- * (R-7.1.2-15), until the hold ends (mpa_conn_hold_end()), and FPDUs TCP
- * refused for want of memory (an allocation, its memory limits), which
- * the connection's work tries again every MPA_RETRY, as the socket stays
- * open. Only a TCP that can no longer send gets a reset instead of a FIN
- * after a gap (mpa_conn_abort()).
+ * FIN. What cannot go yet keeps the FIN behind it (@fin_held, and the
+ * connection's work sends both later, mpa_conn_fin_owed()): a Responder's
+ * held FPDUs (R-7.1.2-15), until the hold ends (mpa_conn_hold_end()), and
+ * FPDUs TCP refused for want of memory (an allocation, its memory
+ * limits), tried again every MPA_RETRY, as the socket stays open. A TCP
+ * that can no longer send, or memory that does not come back, gets a
+ * reset instead of a FIN after a gap (mpa_conn_abort()).
  */
 void mpa_conn_shut_wr(struct mpa_conn *c)
 {
@@ -310,29 +310,33 @@ void mpa_conn_shut_wr(struct mpa_conn *c)
 		return;
 	}
 	c->fin_held = true;
+	c->fin_tries = 0;
 	if (!flushed)
 		mod_timer(&c->timer, jiffies + MPA_RETRY);
 }
 
 /**
  * mpa_conn_fin_owed() - the FIN a shutdown(SHUT_WR) left behind
- * @c: the connection, socket locked, process context, not held, with
- *	@fin_held set
+ * @c: the connection, socket locked, in the connection's work, not held,
+ *	with @fin_held set
  *
  * What MPA holds goes to TCP, then the FIN. Should TCP refuse some again
- * (an allocation, its memory limits), the connection's work tries again
- * soon; a TCP that can no longer send ends the wait. The caller may be
- * reading (mpa_rx_process()), so there is no reset here.
+ * (an allocation, its memory limits), the work tries again after
+ * MPA_RETRY, MPA_FIN_TRIES times, and then resets the connection rather
+ * than wait for ever. A TCP that can no longer send ends the wait: it
+ * reports its own error, and what it received stays readable.
  */
 void mpa_conn_fin_owed(struct mpa_conn *c)
 {
 	if (mpa_conn_flush(c)) {
 		c->fin_held = false;
 		c->sk_proto->shutdown(c->sk, SEND_SHUTDOWN);
-	} else if (mpa_conn_may_retry(c)) {
+	} else if (!mpa_conn_may_retry(c)) {
+		c->fin_held = false;
+	} else if (c->fin_tries++ < MPA_FIN_TRIES) {
 		mod_timer(&c->timer, jiffies + MPA_RETRY);
 	} else {
-		c->fin_held = false;
+		mpa_conn_abort(c);
 	}
 }
 
@@ -348,7 +352,7 @@ void mpa_conn_hold_end(struct mpa_conn *c)
 {
 	WRITE_ONCE(c->tx_held, false);
 	if (c->fin_held)
-		mpa_conn_fin_owed(c);
+		mpa_conn_schedule(c);	/* mpa_conn_fin_owed(), not mid-read */
 	else
 		mpa_tx_push(c);
 	mpa_conn_wake(c);

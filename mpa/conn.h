@@ -130,6 +130,7 @@ enum {
  * @fin_held: shutdown(SHUT_WR) came while FPDUs were held, or TCP had no
  *	memory for what MPA holds: the FIN follows them once the hold ends,
  *	or once TCP takes them (mpa_conn_shut_wr(), mpa_conn_fin_owed())
+ * @fin_tries: how often TCP refused them since, up to MPA_FIN_TRIES
  * @tx_pos: stream position (from @tx_seq_start) of the next FPDU built
  * @tx_open: the ULPDU kept open by MSG_MORE, or NULL
  * @tx_queue: closed FPDUs not yet (fully) taken by TCP, in order
@@ -204,6 +205,7 @@ struct mpa_conn {
 
 	bool tx_held;
 	bool fin_held;
+	u8 fin_tries;
 	u32 tx_seq_start;
 	u32 rx_seq_start;
 	struct mpa_params params;
@@ -292,6 +294,8 @@ static inline u32 mpa_conn_reason(const struct mpa_conn *c)
 
 /* No memory (copy mode, a held Responder's FIN): when to try again */
 #define MPA_RETRY		(HZ / 10)
+/* A FIN kept behind what TCP has no memory for: tries, then a reset */
+#define MPA_FIN_TRIES		50
 
 /**
  * struct mpa_conn_info - a snapshot of a connection, for the control plane

@@ -14,7 +14,7 @@
  *   stranded   no memory for TCP's skb while TCP holds nothing: the FPDU
  *              goes out once memory is back, the sender doing nothing
  *   shut_short the same, then shutdown(SHUT_WR): the FIN waits behind the
- *              FPDU, no reset
+ *              FPDU, no reset; a reset once memory stays short for 5 s
  *   startup    attaching MPA and the startup phase, then a ULPDU each way
  *   traffic    ULPDUs both ways at once on several connections (Markers
  *              and CRC combinations, MSG_MORE pieces, one receiver in copy
@@ -693,6 +693,33 @@ TEST_F_TIMEOUT(inject, peer_pd, 300)
 }
 
 /*
+ * A connection with Markers @m or not, the Initiator *@i, the Responder
+ * *@r, and an FPDU of @len octets of @b that the Initiator's send()
+ * accepted but TCP, with nothing in flight, has no memory for: every
+ * allocation under tcp_sendmsg_locked() ([@fs, @fe)) fails from here on,
+ * until fi_off().
+ */
+static void al_strand(struct __test_metadata *_metadata, int m,
+		      unsigned long long fs, unsigned long long fe,
+		      const uint8_t *b, size_t len, int *i, int *r)
+{
+	uint8_t got[16];
+
+	ASSERT_EQ(0, al_pair(m, m, 0, i, r));
+	/* a round trip: TCP at the Initiator has nothing in flight */
+	ASSERT_EQ(4, send(*i, "ping", 4, MSG_NOSIGNAL));
+	ASSERT_EQ(4, recv(*r, got, sizeof(got), 0));
+	ASSERT_EQ(4, send(*r, "pong", 4, MSG_NOSIGNAL));
+	ASSERT_EQ(4, recv(*i, got, sizeof(got), 0));
+
+	ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
+	ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
+	ASSERT_EQ(0, fi_on_prob(100));
+	EXPECT_EQ(len, send(*i, b, len, MSG_NOSIGNAL | MSG_DONTWAIT))
+		TH_LOG("send: %s", strerror(errno));
+}
+
+/*
  * TCP refuses an FPDU for want of memory while it holds nothing, sent or
  * not, so that no ACK will come: every allocation under TCP's
  * tcp_sendmsg_locked() fails while a non-blocking send() hands it a ULPDU
@@ -716,19 +743,7 @@ TEST_F_TIMEOUT(inject, stranded, 300)
 	ASSERT_EQ(0, fi_module_text(&ms, &me));
 	t_fill(b, sizeof(b), 77);
 	for (m = 0; m < 2; m++) {
-		ASSERT_EQ(0, al_pair(m, m, 0, &i, &r));
-		/* a round trip: TCP at the Initiator has nothing in flight */
-		ASSERT_EQ(4, send(i, "ping", 4, MSG_NOSIGNAL));
-		ASSERT_EQ(4, recv(r, got, sizeof(got), 0));
-		ASSERT_EQ(4, send(r, "pong", 4, MSG_NOSIGNAL));
-		ASSERT_EQ(4, recv(i, got, sizeof(got), 0));
-
-		ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
-		ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
-		ASSERT_EQ(0, fi_on_prob(100));
-		EXPECT_EQ(sizeof(b), send(i, b, sizeof(b),
-					  MSG_NOSIGNAL | MSG_DONTWAIT))
-			TH_LOG("send: %s", strerror(errno));
+		al_strand(_metadata, m, fs, fe, b, sizeof(b), &i, &r);
 		/* a negative check: no busy retrying while memory is short */
 		usleep(AL_SHORT * 1000);
 		fi_off();
@@ -759,31 +774,20 @@ TEST_F_TIMEOUT(inject, stranded, 300)
  * TCP holds nothing. shutdown() returns at once; the FIN must wait behind
  * the FPDU, and both come once memory is back: the peer reads the ULPDU
  * whole, then the end of file, not a reset (mpa.rst, Closing). The
- * Initiator still receives.
+ * Initiator still receives. Memory that never comes back ends in a reset.
  */
 TEST_F_TIMEOUT(inject, shut_short, 300)
 {
 	unsigned long long fs, fe, ms, me;
 	uint8_t b[1000], got[2000];
-	int i, r, m;
+	int i, r, m, e;
+	ssize_t n;
 
 	ASSERT_EQ(0, ks_func(NULL, "tcp_sendmsg_locked", &fs, &fe));
 	ASSERT_EQ(0, fi_module_text(&ms, &me));
 	t_fill(b, sizeof(b), 78);
 	for (m = 0; m < 2; m++) {
-		ASSERT_EQ(0, al_pair(m, m, 0, &i, &r));
-		/* a round trip: TCP at the Initiator has nothing in flight */
-		ASSERT_EQ(4, send(i, "ping", 4, MSG_NOSIGNAL));
-		ASSERT_EQ(4, recv(r, got, sizeof(got), 0));
-		ASSERT_EQ(4, send(r, "pong", 4, MSG_NOSIGNAL));
-		ASSERT_EQ(4, recv(i, got, sizeof(got), 0));
-
-		ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
-		ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
-		ASSERT_EQ(0, fi_on_prob(100));
-		EXPECT_EQ(sizeof(b), send(i, b, sizeof(b),
-					  MSG_NOSIGNAL | MSG_DONTWAIT))
-			TH_LOG("send: %s", strerror(errno));
+		al_strand(_metadata, m, fs, fe, b, sizeof(b), &i, &r);
 		EXPECT_EQ(0, shutdown(i, SHUT_WR))
 			TH_LOG("shutdown: %s", strerror(errno));
 		fi_off();
@@ -805,6 +809,24 @@ TEST_F_TIMEOUT(inject, shut_short, 300)
 		close(i);
 		close(r);
 	}
+
+	/*
+	 * Memory that does not come back: after its tries (MPA_FIN_TRIES,
+	 * 5 s) MPA resets the connection, as before a gap, rather than keep
+	 * the FIN back for ever.
+	 */
+	al_strand(_metadata, 0, fs, fe, b, sizeof(b), &i, &r);
+	EXPECT_EQ(0, shutdown(i, SHUT_WR));
+	ASSERT_EQ(0, t_set_timeo(r, SO_RCVTIMEO, AL_WAIT));
+	n = recv(r, got, sizeof(got), 0);
+	e = errno;
+	fi_off();
+	EXPECT_EQ(-1, n) TH_LOG("recv: %zd octets", n);
+	EXPECT_EQ(ECONNRESET, e)
+		TH_LOG("memory stays short: %s, not the reset",
+		       strerror(e));
+	close(i);
+	close(r);
 	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ms, me));
 	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ms, me));
 }
