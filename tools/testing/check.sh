@@ -368,7 +368,7 @@ run_runner_checks() {
 		fi
 	done <<-EOF
 		status|3|300:modprobe mpa && exit 3
-		splat|125|300:echo l > /proc/sysrq-trigger; until dmesg | grep -q 'Call Trace:'; do sleep 0.1; done; exit 0
+		splat|125|300:echo l > /proc/sysrq-trigger; grep -q -m 1 'Call Trace:' /dev/kmsg; exit 0
 		timeout|124|25:sleep 600
 		int3|0|300:$int3_kernel
 		int3-module|126|300:$int3_module
