@@ -20,6 +20,10 @@
  *              ways, on both paths; "x TCP" is the ratio to the round's TCP
  *              run, "x limit" the ratio to 1 / (1/TCP + 1/CRC), what MPA
  *              could reach if it paid nothing but one CRC pass per octet
+ *   sides      veth, one way, no CRC: MPA at one end only, the other a
+ *              plain TCP socket that speaks MPA's wire format (a reader of
+ *              the FPDUs' octets, or a writer of whole FPDUs), beside MPA
+ *              at both ends: what MPA's sender and its receiver each cost
  *   align      veth: a packet socket watches the segments the sender puts
  *              on the wire; the share that start with an FPDU (a leading
  *              Marker included) and hold whole FPDUs only (RFC 5044
@@ -80,7 +84,7 @@ static long only_size = -1;		/* -S: one ULPDU size (0: MULPDU) */
 static const char *only_modes = "0123";	/* -M: throughput modes */
 static const char *only_side;	/* -O tcp|mpa: one side of each pair only */
 static int aa_check;		/* -a: the "MPA" run of a pair is plain TCP */
-static const char *parts = "crc,throughput,align,pingpong,setup,memory";
+static const char *parts = "crc,throughput,sides,align,pingpong,setup,memory";
 static double crc_mbs;		/* the CRC limit, MB/s; 0: not measured */
 
 static int ns_a = -1, ns_b = -1;	/* the namespaces' files */
@@ -435,21 +439,38 @@ struct flow {
 	size_t done;
 	double t_end;
 	int err;
+	bool framed;		/* a plain TCP writer of whole FPDUs (-p sides) */
 };
 
 static void *tx_run(void *arg)
 {
-	static uint8_t buf[MPA_MAX_ULPDU];
+	static uint8_t buf[MPA_MAX_ULPDU], fpdu[MPA_MAX_ULPDU + 16];
 	struct flow *f = arg;
+	size_t w = 0;
 	ssize_t r;
 
 	if (cpus_mode)
 		pin(0);
+	if (f->framed)	/* the same FPDU each time: a ULPDU of zeroes */
+		w = t_fpdu_encode(fpdu, 0, false, buf, f->size, NULL);
 
 	while (f->done < f->total) {
 		size_t n = f->size < f->total - f->done ? f->size :
 			   f->total - f->done;
 
+		if (f->framed) {
+			/* one send() per FPDU, as MPA's sender hands TCP one */
+			size_t k = 0;	/* every ULPDU is @size: n == size */
+
+			for (r = 1; k < w && r > 0; k += r > 0 ? r : 0)
+				r = send(f->fd, fpdu + k, w - k, MSG_NOSIGNAL);
+			if (r <= 0) {
+				f->err = r ? errno : EPIPE;
+				break;
+			}
+			f->done += n;
+			continue;
+		}
 		r = send(f->fd, buf, n, MSG_NOSIGNAL);
 		if (r <= 0) {
 			f->err = r ? errno : EPIPE;
@@ -482,15 +503,22 @@ static void *rx_run(void *arg)
 	return NULL;
 }
 
-static void flow_start(struct flow *f, int fd, size_t size, size_t total,
-		       void *(*fn)(void *))
+static void flow_start_framed(struct flow *f, int fd, size_t size,
+			      size_t total, void *(*fn)(void *), bool framed)
 {
 	memset(f, 0, sizeof(*f));
 	f->fd = fd;
 	f->size = size;
 	f->total = total;
+	f->framed = framed;
 	if (pthread_create(&f->thr, NULL, fn, f))
 		die("pthread_create");
+}
+
+static void flow_start(struct flow *f, int fd, size_t size, size_t total,
+		       void *(*fn)(void *))
+{
+	flow_start_framed(f, fd, size, total, fn, false);
 }
 
 static void flow_join(struct flow *f, const char *what)
@@ -736,6 +764,102 @@ static void part_throughput(void)
 				}
 			}
 		}
+	}
+}
+
+/* Part: one end MPA, the other plain TCP speaking MPA's wire format */
+
+enum sides { SIDES_BOTH, SIDES_WRITER, SIDES_READER, NR_SIDES };
+
+static const char *const sides_name[NR_SIDES] = {
+	"MPA both ends", "MPA writes", "MPA reads",
+};
+
+/*
+ * One transfer over veth, CRC and Markers off, in ULPDUs of @size: MPA at
+ * both ends, or at one end only, the other end a plain TCP socket that
+ * runs the startup phase itself (the tests' raw peer: t_raw_responder(),
+ * t_raw_initiator()) and then either reads the FPDUs as a byte stream or
+ * writes them whole, one send() each (t_fpdu_encode(): the CRC field
+ * carries a CRC, which a C=0 receiver ignores). MB/s of ULPDU octets.
+ */
+static double xfer_sides(enum sides sd, size_t size, size_t total)
+{
+	size_t wire = t_fpdu_wire(0, false, size);
+	struct mpa_result res;
+	struct flow tx, rx;
+	int cli, srv, ret;
+	double t0;
+
+	if (sd == SIDES_BOTH)
+		return xfer(VETH, &m_mpa[2], size, total, false);
+	total -= total % size;
+	tcp_pair(VETH, &cli, &srv);
+	if (sd == SIDES_WRITER)
+		ret = t_raw_responder(cli, srv, 0, false, false);
+	else
+		ret = t_raw_initiator(srv, cli, 0, false, false);
+	if (ret < 0 ||
+	    mpa_getstruct(sd == SIDES_WRITER ? cli : srv, MPA_RESULT, &res,
+			  sizeof(res)) || (res.flags & MPA_RESULT_CRC))
+		die("%s: the startup with a plain TCP peer failed",
+		    sides_name[sd]);
+	flow_start(&rx, srv, size,
+		   sd == SIDES_WRITER ? total / size * wire : total, rx_run);
+	t0 = now();
+	flow_start_framed(&tx, cli, size, total, tx_run, sd == SIDES_READER);
+	flow_join(&tx, "send");
+	flow_join(&rx, "receive");
+	close(cli);
+	close(srv);
+	return total / (rx.t_end - t0) / 1e6;
+}
+
+/*
+ * Where MPA's cost lies: each way of a transfer against plain TCP, MPA's
+ * sender (against a plain reader of its FPDUs) and MPA's receiver
+ * (against a plain writer of FPDUs) apart, beside MPA at both ends. The
+ * MULPDU without CRC (or -S's size), veth, one way; each run paired with
+ * a plain TCP run as in the throughput part.
+ */
+static void part_sides(void)
+{
+	size_t want_size = only_size > 0 ? only_size : 0, total = 2 << 20;
+	size_t size = cell_size(VETH, want_size, &m_mpa[2]);
+	size_t ts = cell_size(VETH, want_size, &m_tcp);
+	double tcp[NR_SIDES][MAX_ROUNDS], mpa[NR_SIDES][MAX_ROUNDS];
+	unsigned int c;
+	int r, k;
+
+	if (want_size > MPA_MAX_ULPDU)
+		die("-S %zu: above the largest ULPDU, %d", want_size,
+		    MPA_MAX_ULPDU);
+	/* as much as the throughput part's cell of that size moves */
+	for (c = 0; c < ARRAY_SIZE(cells); c++)
+		if (cells[c].size == want_size)
+			total = cells[c].total;
+	total = total * scale / 100;
+
+	printf("\n== sides: MPA at one end only, the other plain TCP speaking MPA's\n"
+	       "wire format (veth, one way, no CRC, no Markers); x TCP as in the\n"
+	       "throughput part, over %d rounds\n", rounds);
+	printf("  %-20s %7s %7s  %s\n", "ULPDU, MPA at", "TCP", "MPA",
+	       "x TCP");
+	for (r = 0; r < rounds; r++)
+		for (k = 0; k < NR_SIDES; k++) {
+			if (r % 2) {
+				mpa[k][r] = xfer_sides(k, size, total);
+				tcp[k][r] = xfer(VETH, &m_tcp, ts, total, false);
+			} else {
+				tcp[k][r] = xfer(VETH, &m_tcp, ts, total, false);
+				mpa[k][r] = xfer_sides(k, size, total);
+			}
+		}
+	for (k = 0; k < NR_SIDES; k++) {
+		char label[40];
+
+		snprintf(label, sizeof(label), "%zu %s", size, sides_name[k]);
+		print_ratio(label, tcp[k], mpa[k], rounds, false);
 	}
 }
 
@@ -1447,6 +1571,8 @@ int main(int argc, char **argv)
 		part_crc();
 	if (want("throughput"))
 		part_throughput();
+	if (want("sides"))
+		part_sides();
 	if (want("align"))
 		part_align();
 	if (want("pingpong"))
