@@ -429,6 +429,20 @@ static void mpa_rx_copyin(struct mpa_conn *c)
 	}
 }
 
+/*
+ * Feed the machine the next FPDU's queued octets outside data_ready (Full
+ * Operation begins, or the FPDU before it was taken). When they already
+ * fill the receive buffer, TCP's window is shut: no more data comes, and
+ * so no data_ready to start copy mode, which it did not start while the
+ * startup phase ran or an FPDU judged before waited for its reader. The
+ * work starts it then, as data_ready would have.
+ */
+static void mpa_rx_probe_next(struct mpa_conn *c)
+{
+	if (!mpa_rx_probe(c) && mpa_rx_need_copy(c))
+		mpa_conn_schedule(c);
+}
+
 /* The FPDU was delivered: take it off the queue, on to the next one. */
 static void mpa_rx_consume(struct mpa_conn *c)
 {
@@ -444,7 +458,7 @@ static void mpa_rx_consume(struct mpa_conn *c)
 	mpa_rx_cbuf_free(c);
 	c->rx_done = 0;
 	WRITE_ONCE(c->rx_ready, false);
-	mpa_rx_probe(c);
+	mpa_rx_probe_next(c);
 }
 
 /**
@@ -710,7 +724,7 @@ int mpa_rx_inq(struct mpa_conn *c)
 void mpa_rx_start(struct mpa_conn *c)
 {
 	mpa_rxm_init(&c->rxm, 0, c->params.rx_markers, c->params.crc);
-	mpa_rx_probe(c);
+	mpa_rx_probe_next(c);
 }
 
 /*
