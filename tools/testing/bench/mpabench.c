@@ -23,7 +23,11 @@
  *   sides      veth, one way, no CRC: MPA at one end only, the other a
  *              plain TCP socket that speaks MPA's wire format (a reader of
  *              the FPDUs' octets, or a writer of whole FPDUs), beside MPA
- *              at both ends: what MPA's sender and its receiver each cost
+ *              at both ends: what MPA's sender and its receiver each cost;
+ *              and plain TCP with its writer slowed by a fixed time per
+ *              send (-W), to read the MPA rows against: what a cost on
+ *              the writer's side costs on this path; per row also each
+ *              end's CPU time per octet and how often it slept
  *   align      veth: a packet socket watches the segments the sender puts
  *              on the wire; the share that start with an FPDU (a leading
  *              Marker included) and hold whole FPDUs only (RFC 5044
@@ -36,7 +40,7 @@
  *
  * Usage: mpabench [-r ROUNDS] [-s SCALE%] [-n CONNS] [-p PARTS] [-N]
  *                 [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE] [-M MODES]
- *                 [-O tcp|mpa] [-a]
+ *                 [-O tcp|mpa] [-W NS] [-a]
  * (ROUNDS: 5 by default, at most 101, the crc part at most 11; the more,
  * the narrower each median's confidence interval; PARTS: a comma-separated
  * list of the part names above, default all;
@@ -50,7 +54,8 @@
  * e.g. perf record -a around the whole program, see the README); -a: an
  * A/A check of the method: the MPA run of each pair is a plain TCP run
  * too (with the TCP run's ULPDU size), so its ratios read 1.00 unless the
- * method favours one side of a pair).
+ * method favours one side of a pair); -W: the sides part's slowed writer
+ * spins NS nanoseconds before each send, default 1000, 0: no such row).
  */
 #include <arpa/inet.h>
 #include <linux/if_alg.h>
@@ -83,6 +88,7 @@ static const char *only_path, *only_dir;	/* -P veth|lo, -D one|both */
 static long only_size = -1;		/* -S: one ULPDU size (0: MULPDU) */
 static const char *only_modes = "0123";	/* -M: throughput modes */
 static const char *only_side;	/* -O tcp|mpa: one side of each pair only */
+static long slow_ns = 1000;	/* -W: the sides part's slowed TCP writer */
 static int aa_check;		/* -a: the "MPA" run of a pair is plain TCP */
 static const char *parts = "crc,throughput,sides,align,pingpong,setup,memory";
 static double crc_mbs;		/* the CRC limit, MB/s; 0: not measured */
@@ -440,7 +446,36 @@ struct flow {
 	double t_end;
 	int err;
 	bool framed;		/* a plain TCP writer of whole FPDUs (-p sides) */
+	long spin_ns;		/* a writer spins this long before each send() */
+	double cpu;		/* the thread's CPU time, s (softirqs in it too) */
+	long sleeps;		/* its voluntary context switches */
 };
+
+/* What the flow's thread used, from its own end */
+static void flow_account(struct flow *f)
+{
+	struct timespec ts;
+	struct rusage ru;
+
+	if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		f->cpu = ts.tv_sec + ts.tv_nsec / 1e9;
+	if (!getrusage(RUSAGE_THREAD, &ru))
+		f->sleeps = ru.ru_nvcsw;
+}
+
+/* The ends of the last one-way transfer: [0] the sender, [1] the reader */
+static struct flow last_ends[2];
+
+/* Keep the CPU busy in user space for @ns nanoseconds. */
+static void spin(long ns)
+{
+	double until = now() + ns / 1e9;
+
+	while (now() < until)
+		;
+}
+
+static long tx_spin_ns;	/* the spin_ns of the writers started now */
 
 static void *tx_run(void *arg)
 {
@@ -471,6 +506,8 @@ static void *tx_run(void *arg)
 			f->done += n;
 			continue;
 		}
+		if (f->spin_ns)
+			spin(f->spin_ns);
 		r = send(f->fd, buf, n, MSG_NOSIGNAL);
 		if (r <= 0) {
 			f->err = r ? errno : EPIPE;
@@ -478,6 +515,7 @@ static void *tx_run(void *arg)
 		}
 		f->done += r;
 	}
+	flow_account(f);
 	return NULL;
 }
 
@@ -499,6 +537,7 @@ static void *rx_run(void *arg)
 		f->done += r;
 	}
 	f->t_end = now();
+	flow_account(f);
 	free(buf);
 	return NULL;
 }
@@ -511,6 +550,7 @@ static void flow_start_framed(struct flow *f, int fd, size_t size,
 	f->size = size;
 	f->total = total;
 	f->framed = framed;
+	f->spin_ns = tx_spin_ns;
 	if (pthread_create(&f->thr, NULL, fn, f))
 		die("pthread_create");
 }
@@ -556,6 +596,8 @@ static double xfer(enum path p, const struct mode *m, size_t size,
 		if (rx[k].t_end > t1)
 			t1 = rx[k].t_end;
 	}
+	last_ends[0] = tx[0];
+	last_ends[1] = rx[0];
 	close(cli);
 	close(srv);
 	return n * total / (t1 - t0) / 1e6;
@@ -769,10 +811,14 @@ static void part_throughput(void)
 
 /* Part: one end MPA, the other plain TCP speaking MPA's wire format */
 
-enum sides { SIDES_BOTH, SIDES_WRITER, SIDES_READER, NR_SIDES };
+enum sides {
+	SIDES_BOTH, SIDES_WRITER, SIDES_READER,
+	SIDES_SLOWED,	/* no MPA: TCP, its writer slowed by -W's time */
+	NR_SIDES
+};
 
 static const char *const sides_name[NR_SIDES] = {
-	"MPA both ends", "MPA writes", "MPA reads",
+	"MPA both ends", "MPA writes", "MPA reads", "TCP slowed",
 };
 
 /*
@@ -789,10 +835,16 @@ static double xfer_sides(enum sides sd, size_t size, size_t total)
 	struct mpa_result res;
 	struct flow tx, rx;
 	int cli, srv, ret;
-	double t0;
+	double t0, mbs;
 
 	if (sd == SIDES_BOTH)
 		return xfer(VETH, &m_mpa[2], size, total, false);
+	if (sd == SIDES_SLOWED) {
+		tx_spin_ns = slow_ns;
+		mbs = xfer(VETH, &m_tcp, size, total, false);
+		tx_spin_ns = 0;
+		return mbs;
+	}
 	total -= total % size;
 	tcp_pair(VETH, &cli, &srv);
 	if (sd == SIDES_WRITER)
@@ -810,9 +862,40 @@ static double xfer_sides(enum sides sd, size_t size, size_t total)
 	flow_start_framed(&tx, cli, size, total, tx_run, sd == SIDES_READER);
 	flow_join(&tx, "send");
 	flow_join(&rx, "receive");
+	last_ends[0] = tx;
+	last_ends[1] = rx;
 	close(cli);
 	close(srv);
 	return total / (rx.t_end - t0) / 1e6;
+}
+
+/* What both ends of a kind of transfer used, summed over the rounds */
+struct sides_use {
+	double cpu[2];		/* s: [0] the sender's thread, [1] the reader's */
+	double sleeps[2];	/* voluntary context switches */
+	double octets;		/* ULPDU octets moved */
+	double sends;		/* send() calls made */
+};
+
+/* Add what the ends of the last transfer used to @u. */
+static void sides_use(struct sides_use *u)
+{
+	const struct flow *tx = &last_ends[0];
+	int e;
+
+	for (e = 0; e < 2; e++) {
+		u->cpu[e] += last_ends[e].cpu;
+		u->sleeps[e] += last_ends[e].sleeps;
+	}
+	u->octets += tx->done;
+	u->sends += tx->done / tx->size;
+}
+
+/* @m's CPU per octet at end @e, as a ratio to @t's */
+static double sides_cpu(const struct sides_use *m, const struct sides_use *t,
+			int e)
+{
+	return m->cpu[e] / m->octets / (t->cpu[e] / t->octets);
 }
 
 /*
@@ -828,8 +911,9 @@ static void part_sides(void)
 	size_t size = cell_size(VETH, want_size, &m_mpa[2]);
 	size_t ts = cell_size(VETH, want_size, &m_tcp);
 	double tcp[NR_SIDES][MAX_ROUNDS], mpa[NR_SIDES][MAX_ROUNDS];
+	struct sides_use use[NR_SIDES][2];	/* [side][TCP, MPA] */
+	int r, k, nr = slow_ns ? NR_SIDES : SIDES_SLOWED;
 	unsigned int c;
-	int r, k;
 
 	if (want_size > MPA_MAX_ULPDU)
 		die("-S %zu: above the largest ULPDU, %d", want_size,
@@ -843,23 +927,52 @@ static void part_sides(void)
 	printf("\n== sides: MPA at one end only, the other plain TCP speaking MPA's\n"
 	       "wire format (veth, one way, no CRC, no Markers); x TCP as in the\n"
 	       "throughput part, over %d rounds\n", rounds);
+	if (slow_ns)
+		printf("  (TCP slowed: no MPA, the writer spins %ld ns before each send)\n",
+		       slow_ns);
 	printf("  %-20s %7s %7s  %s\n", "ULPDU, MPA at", "TCP", "MPA",
 	       "x TCP");
+	memset(use, 0, sizeof(use));
 	for (r = 0; r < rounds; r++)
-		for (k = 0; k < NR_SIDES; k++) {
+		for (k = 0; k < nr; k++) {
+			/* the slowed writer sends as TCP's does */
+			size_t sz = k == SIDES_SLOWED ? ts : size;
+
 			if (r % 2) {
-				mpa[k][r] = xfer_sides(k, size, total);
+				mpa[k][r] = xfer_sides(k, sz, total);
+				sides_use(&use[k][1]);
 				tcp[k][r] = xfer(VETH, &m_tcp, ts, total, false);
+				sides_use(&use[k][0]);
 			} else {
 				tcp[k][r] = xfer(VETH, &m_tcp, ts, total, false);
-				mpa[k][r] = xfer_sides(k, size, total);
+				sides_use(&use[k][0]);
+				mpa[k][r] = xfer_sides(k, sz, total);
+				sides_use(&use[k][1]);
 			}
 		}
-	for (k = 0; k < NR_SIDES; k++) {
+	for (k = 0; k < nr; k++) {
 		char label[40];
 
-		snprintf(label, sizeof(label), "%zu %s", size, sides_name[k]);
+		snprintf(label, sizeof(label), "%zu %s",
+			 k == SIDES_SLOWED ? ts : size, sides_name[k]);
 		print_ratio(label, tcp[k], mpa[k], rounds, false);
+	}
+	printf("  each end's thread, all rounds: CPU per octet x TCP (softirqs\n"
+	       "  that ran in the thread included); sleeps per 1000 sends, MPA (TCP)\n");
+	printf("  %-20s %8s %8s %14s %14s\n", "ULPDU, MPA at", "sender",
+	       "reader", "sender sleeps", "reader sleeps");
+	for (k = 0; k < nr; k++) {
+		const struct sides_use *t = &use[k][0], *m = &use[k][1];
+		char label[40];
+
+		snprintf(label, sizeof(label), "%zu %s",
+			 k == SIDES_SLOWED ? ts : size, sides_name[k]);
+		printf("  %-20s %8.2f %8.2f %6.1f (%5.1f) %6.1f (%5.1f)\n",
+		       label, sides_cpu(m, t, 0), sides_cpu(m, t, 1),
+		       1000 * m->sleeps[0] / m->sends,
+		       1000 * t->sleeps[0] / t->sends,
+		       1000 * m->sleeps[1] / m->sends,
+		       1000 * t->sleeps[1] / t->sends);
 	}
 }
 
@@ -1490,7 +1603,7 @@ int main(int argc, char **argv)
 	struct utsname u;
 	int opt, mss[2], cli, srv;
 
-	while ((opt = getopt(argc, argv, "r:s:n:p:Nc:P:D:S:M:O:a")) != -1) {
+	while ((opt = getopt(argc, argv, "r:s:n:p:Nc:P:D:S:M:O:W:a")) != -1) {
 		switch (opt) {
 		case 'r':
 			rounds = atoi(optarg);
@@ -1525,15 +1638,19 @@ int main(int argc, char **argv)
 		case 'O':
 			only_side = optarg;
 			break;
+		case 'W':
+			slow_ns = atol(optarg);
+			break;
 		case 'a':
 			aa_check = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: mpabench [-r ROUNDS] [-s SCALE%%] [-n CONNS] [-p PARTS] [-N] [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE] [-M MODES] [-O tcp|mpa] [-a]\n");
+			fprintf(stderr, "usage: mpabench [-r ROUNDS] [-s SCALE%%] [-n CONNS] [-p PARTS] [-N] [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE] [-M MODES] [-O tcp|mpa] [-W NS] [-a]\n");
 			return 2;
 		}
 	}
 	if (rounds < 1 || rounds > MAX_ROUNDS || scale < 1 || nconns < 1 ||
+	    slow_ns < 0 || slow_ns > 1000000 ||
 	    (only_side && strcmp(only_side, "tcp") && strcmp(only_side, "mpa")))
 		die("bad arguments");
 	signal(SIGPIPE, SIG_IGN);
