@@ -23,6 +23,8 @@ gcc -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-I"$MPA_TOP/include/uapi" -I"$MPA_TOP/tools/testing/selftests/net/mpa" \
 	-o "$MPA_BUILD/bench/mpabench" "$MPA_TOP/tools/testing/bench/mpabench.c" \
 	-lpthread
+# icount.sh builds through here, and runs its own guests
+[ -z "${MPA_BENCH_BUILD_ONLY:-}" ] || exit 0
 set -o pipefail
 mods=--no-build
 [ -z "${MPA_BENCH_MODULES:-}" ] || mods="--modules $MPA_BENCH_MODULES"

@@ -40,7 +40,7 @@
  *
  * Usage: mpabench [-r ROUNDS] [-s SCALE%] [-n CONNS] [-p PARTS] [-N]
  *                 [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE] [-M MODES]
- *                 [-O tcp|mpa] [-W NS] [-a]
+ *                 [-O tcp|mpa] [-W NS] [-X KIND] [-a]
  * (ROUNDS: 5 by default, at most 101, the crc part at most 11; the more,
  * the narrower each median's confidence interval; PARTS: a comma-separated
  * list of the part names above, default all;
@@ -55,7 +55,9 @@
  * A/A check of the method: the MPA run of each pair is a plain TCP run
  * too (with the TCP run's ULPDU size), so its ratios read 1.00 unless the
  * method favours one side of a pair); -W: the sides part's slowed writer
- * spins NS nanoseconds before each send, default 1000, 0: no such row).
+ * spins NS nanoseconds before each send, default 1000, 0: no such row;
+ * -X: the sides part runs -r transfers of one kind only, for the
+ * instruction counter, tools/testing/bench/icount.sh).
  */
 #include <arpa/inet.h>
 #include <linux/if_alg.h>
@@ -89,6 +91,7 @@ static long only_size = -1;		/* -S: one ULPDU size (0: MULPDU) */
 static const char *only_modes = "0123";	/* -M: throughput modes */
 static const char *only_side;	/* -O tcp|mpa: one side of each pair only */
 static long slow_ns = 1000;	/* -W: the sides part's slowed TCP writer */
+static const char *count_kind;	/* -X: transfers of one kind, for icount */
 static int aa_check;		/* -a: the "MPA" run of a pair is plain TCP */
 static const char *parts = "crc,throughput,sides,align,pingpong,setup,memory";
 static double crc_mbs;		/* the CRC limit, MB/s; 0: not measured */
@@ -898,6 +901,42 @@ static double sides_cpu(const struct sides_use *m, const struct sides_use *t,
 	return m->cpu[e] / m->octets / (t->cpu[e] / t->octets);
 }
 
+static const char *const count_kinds[] = {
+	"tcp", "both", "writes", "reads",	/* then as enum sides */
+};
+
+/*
+ * -X KIND: only transfers of one kind, -r of them (no pairs, no ratios),
+ * between two sync() calls, for tools/testing/bench/icount.sh: its
+ * instruction counter counts from the kernel's ksys_sync() to the next.
+ * KIND: tcp (plain TCP, the TCP runs of this part), both, writes or reads
+ * (MPA at both ends, at the writer only, at the reader only).
+ */
+static void sides_counted(size_t size, size_t ts, size_t total)
+{
+	size_t sends = 0, octets = 0;
+	unsigned int k;
+	int r;
+
+	for (k = 0; k < ARRAY_SIZE(count_kinds); k++)
+		if (!strcmp(count_kind, count_kinds[k]))
+			break;
+	if (k == ARRAY_SIZE(count_kinds))
+		die("-X %s: tcp, both, writes or reads", count_kind);
+	sync();
+	for (r = 0; r < rounds; r++) {
+		if (k)
+			xfer_sides(k - 1, size, total);
+		else
+			xfer(VETH, &m_tcp, ts, total, false);
+		octets += last_ends[0].done;
+		sends += last_ends[0].done / last_ends[0].size;
+	}
+	sync();
+	printf("icount: %s, %d transfers, %zu sends, %zu octets\n", count_kind,
+	       rounds, sends, octets);
+}
+
 /*
  * Where MPA's cost lies: each way of a transfer against plain TCP, MPA's
  * sender (against a plain reader of its FPDUs) and MPA's receiver
@@ -923,6 +962,10 @@ static void part_sides(void)
 		if (cells[c].size == want_size)
 			total = cells[c].total;
 	total = total * scale / 100;
+	if (count_kind) {
+		sides_counted(size, ts, total);
+		return;
+	}
 
 	printf("\n== sides: MPA at one end only, the other plain TCP speaking MPA's\n"
 	       "wire format (veth, one way, no CRC, no Markers); x TCP as in the\n"
@@ -1603,7 +1646,7 @@ int main(int argc, char **argv)
 	struct utsname u;
 	int opt, mss[2], cli, srv;
 
-	while ((opt = getopt(argc, argv, "r:s:n:p:Nc:P:D:S:M:O:W:a")) != -1) {
+	while ((opt = getopt(argc, argv, "r:s:n:p:Nc:P:D:S:M:O:W:X:a")) != -1) {
 		switch (opt) {
 		case 'r':
 			rounds = atoi(optarg);
@@ -1641,11 +1684,14 @@ int main(int argc, char **argv)
 		case 'W':
 			slow_ns = atol(optarg);
 			break;
+		case 'X':
+			count_kind = optarg;
+			break;
 		case 'a':
 			aa_check = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: mpabench [-r ROUNDS] [-s SCALE%%] [-n CONNS] [-p PARTS] [-N] [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE] [-M MODES] [-O tcp|mpa] [-W NS] [-a]\n");
+			fprintf(stderr, "usage: mpabench [-r ROUNDS] [-s SCALE%%] [-n CONNS] [-p PARTS] [-N] [-c 0|1|2] [-P veth|lo] [-D one|both] [-S SIZE] [-M MODES] [-O tcp|mpa] [-W NS] [-X KIND] [-a]\n");
 			return 2;
 		}
 	}

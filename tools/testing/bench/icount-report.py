@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Report of tools/testing/bench/icount.sh: guest instructions per send.
+
+usage: icount-report.py DIR GUESTS KIND...
+
+DIR holds, for each KIND and guest I (1..GUESTS), KIND.I.counts (the
+plugin's blocks: address, instructions, runs on vCPU 0 and on vCPU 1, and
+the PAUSE counts), KIND.I/kallsyms (the guest's symbols, mpa.ko's
+included) and KIND.I/run.txt (mpabench's "icount:" line with the sends
+and octets of the window).
+"""
+
+import bisect
+import collections
+import re
+import statistics
+import sys
+
+KERNEL = 0xffff800000000000
+TOP = 25
+
+
+def symbols(path):
+    """Text symbols of a /proc/kallsyms, sorted: (addresses, names)."""
+    syms = []
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) < 3 or p[1] not in 'tTwW' or int(p[0], 16) == 0:
+                continue
+            syms.append((int(p[0], 16), ' '.join(p[2:])))
+    syms.sort()
+    return [a for a, _ in syms], [n for _, n in syms]
+
+
+class Guest:
+    """One guest's window: instructions by vCPU and function, and its sends."""
+
+    def __init__(self, top, name):
+        addrs, names = symbols(f'{top}/{name}/kallsyms')
+        self.funcs = [collections.Counter(), collections.Counter()]
+        self.pauses = [0, 0]
+        marks = None
+        with open(f'{top}/{name}.counts') as f:
+            for line in f:
+                if line.startswith('# marks'):
+                    marks = int(line.split()[2])
+                    continue
+                if line.startswith('# pauses'):
+                    self.pauses = [int(x) for x in line.split()[2:4]]
+                    continue
+                vaddr, insns, run0, run1 = line.split()
+                vaddr = int(vaddr, 16)
+                if vaddr < KERNEL:
+                    func = '[user space]'
+                else:
+                    i = bisect.bisect_right(addrs, vaddr) - 1
+                    func = names[i] if i >= 0 else '[unknown]'
+                self.funcs[0][func] += int(insns) * int(run0)
+                self.funcs[1][func] += int(insns) * int(run1)
+        if marks != 2:
+            sys.exit(f'icount: {name}: the window was not closed '
+                     f'({marks} marks)')
+        with open(f'{top}/{name}/run.txt') as f:
+            m = re.search(r'icount: \S+, \d+ transfers, (\d+) sends, '
+                          r'(\d+) octets', f.read())
+        if not m:
+            sys.exit(f'icount: {name}: no icount line in its run.txt')
+        self.sends, self.octets = int(m.group(1)), int(m.group(2))
+        self.insns = [sum(c.values()) for c in self.funcs]
+
+    def per_octet(self, cpu):
+        """Instructions per octet moved on vCPU @cpu (None: both)."""
+        n = sum(self.insns) if cpu is None else self.insns[cpu]
+        return n / self.octets
+
+
+def med(values):
+    return statistics.median(values)
+
+
+def main():
+    top, guests, kinds = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+    data = {k: [Guest(top, f'{k}.{i}') for i in range(1, guests + 1)]
+            for k in kinds}
+    print('== icount: guest instructions per send, median over '
+          f'{guests} guests (veth, one way, no CRC;')
+    print('vCPU 0 runs the writer, vCPU 1 the reader; PAUSE: spin-wait')
+    print('instructions per send, vCPU 0 / vCPU 1; x TCP: per octet moved,')
+    print('against the median of the tcp guests)')
+    print(f'  {"kind":8s} {"vCPU 0":>8s} {"vCPU 1":>8s} {"total":>8s} '
+          f'{"PAUSE":>11s} {"vCPU 0 x TCP":>13s} {"total x TCP":>12s}')
+    base = data.get('tcp')
+    for k in kinds:
+        gs = data[k]
+        line = (f'  {k:8s} '
+                f'{med([g.insns[0] / g.sends for g in gs]):8.0f} '
+                f'{med([g.insns[1] / g.sends for g in gs]):8.0f} '
+                f'{med([sum(g.insns) / g.sends for g in gs]):8.0f} '
+                f'{med([g.pauses[0] / g.sends for g in gs]):5.2f}/'
+                f'{med([g.pauses[1] / g.sends for g in gs]):5.2f}')
+        if base and k != 'tcp':
+            for cpu in (0, None):
+                ratio = (med([g.per_octet(cpu) for g in gs]) /
+                         med([g.per_octet(cpu) for g in base]))
+                line += f' {ratio:{13 if cpu == 0 else 12}.3f}'
+        print(line)
+        for g in gs if guests > 1 else []:
+            print(f'  {"":8s} {g.insns[0] / g.sends:8.0f} '
+                  f'{g.insns[1] / g.sends:8.0f} '
+                  f'{sum(g.insns) / g.sends:8.0f} '
+                  f'{g.pauses[0] / g.sends:5.2f}/{g.pauses[1] / g.sends:5.2f}')
+    if not base:
+        return
+    for k in kinds:
+        if k == 'tcp':
+            continue
+        # all guests of a kind together: instructions per send
+        a, b = collections.Counter(), collections.Counter()
+        for g in base:
+            a.update(g.funcs[0])
+        for g in data[k]:
+            b.update(g.funcs[0])
+        na = sum(g.sends for g in base)
+        nb = sum(g.sends for g in data[k])
+        diff = {f: b[f] / nb - a[f] / na for f in set(a) | set(b)}
+        order = sorted(diff, key=lambda f: -diff[f])
+        print(f'\n== vCPU 0 (the writer\'s), {k} against tcp, all guests: '
+              'instructions per send,')
+        print('the largest differences')
+        print(f'  {"function":44s} {"tcp":>8s} {k:>8s} {"diff":>8s}')
+        for f in order[:TOP] + ['...'] + order[-(TOP // 2):]:
+            if f == '...':
+                print('  ...')
+                continue
+            print(f'  {f[:44]:44s} {a[f] / na:8.1f} {b[f] / nb:8.1f} '
+                  f'{diff[f]:+8.1f}')
+
+
+if __name__ == '__main__':
+    main()
