@@ -1373,10 +1373,13 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 
 	/*
 	 * A blocking sender waits until TCP has taken it all, as on TCP; the
-	 * ULPDU is queued, so it goes out whatever happens to the wait.
+	 * ULPDU is queued, so it goes out whatever happens to the wait. With
+	 * no record queued, TCP has it all, or the run does, which the ACK
+	 * TCP waits for sends: nothing to push (the common case, a call
+	 * saved per FPDU).
 	 */
-	if (c->tx_run.bv_len && !mpa_tx_pending(c))
-		return size;	/* the ACK that TCP waits for sends the run */
+	if (!mpa_tx_pending(c))
+		return size;
 	if (!mpa_tx_push(c) && !mpa_tx_drained(c) && timeo)
 		mpa_tx_wait(c, &timeo, mpa_tx_drained);
 	return size;
