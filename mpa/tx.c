@@ -1375,8 +1375,8 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 	 * A blocking sender waits until TCP has taken it all, as on TCP; the
 	 * ULPDU is queued, so it goes out whatever happens to the wait. With
 	 * no record queued, TCP has it all, or the run does, which the ACK
-	 * TCP waits for sends: nothing to push (the common case, a call
-	 * saved per FPDU).
+	 * TCP waits for sends, or it is the open ULPDU of a MSG_MORE send:
+	 * nothing to push (the common case, a call saved per FPDU).
 	 */
 	if (!mpa_tx_pending(c))
 		return size;

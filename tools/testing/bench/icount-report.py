@@ -5,8 +5,8 @@
 usage: icount-report.py DIR GUESTS KIND...
 
 DIR holds, for each KIND and guest I (1..GUESTS), KIND.I.counts (the
-plugin's blocks: address, instructions, runs on vCPU 0 and on vCPU 1, and
-the PAUSE counts), KIND.I/kallsyms (the guest's symbols, mpa.ko's
+plugin's blocks: address, instructions, runs on vCPU 0, vCPU 1 and any
+others, and the PAUSE counts), KIND.I/kallsyms (the guest's symbols, mpa.ko's
 included) and KIND.I/run.txt (mpabench's "icount:" line with the sends
 and octets of the window).
 """
@@ -39,8 +39,9 @@ class Guest:
 
     def __init__(self, top, name):
         addrs, names = symbols(f'{top}/{name}/kallsyms')
-        self.funcs = [collections.Counter(), collections.Counter()]
-        self.pauses = [0, 0]
+        # vCPU 0, vCPU 1, any others
+        self.funcs = [collections.Counter() for _ in range(3)]
+        self.pauses = [0, 0, 0]
         marks = None
         with open(f'{top}/{name}.counts') as f:
             for line in f:
@@ -48,17 +49,17 @@ class Guest:
                     marks = int(line.split()[2])
                     continue
                 if line.startswith('# pauses'):
-                    self.pauses = [int(x) for x in line.split()[2:4]]
+                    self.pauses = [int(x) for x in line.split()[2:5]]
                     continue
-                vaddr, insns, run0, run1 = line.split()
+                vaddr, insns, *runs = line.split()
                 vaddr = int(vaddr, 16)
                 if vaddr < KERNEL:
                     func = '[user space]'
                 else:
                     i = bisect.bisect_right(addrs, vaddr) - 1
                     func = names[i] if i >= 0 else '[unknown]'
-                self.funcs[0][func] += int(insns) * int(run0)
-                self.funcs[1][func] += int(insns) * int(run1)
+                for cpu, n in enumerate(runs):
+                    self.funcs[cpu][func] += int(insns) * int(n)
         if marks != 2:
             sys.exit(f'icount: {name}: the window was not closed '
                      f'({marks} marks)')
@@ -71,7 +72,7 @@ class Guest:
         self.insns = [sum(c.values()) for c in self.funcs]
 
     def per_octet(self, cpu):
-        """Instructions per octet moved on vCPU @cpu (None: both)."""
+        """Instructions per octet moved on vCPU @cpu (None: all vCPUs)."""
         n = sum(self.insns) if cpu is None else self.insns[cpu]
         return n / self.octets
 
@@ -86,9 +87,10 @@ def main():
             for k in kinds}
     print('== icount: guest instructions per send, median over '
           f'{guests} guests (veth, one way, no CRC;')
-    print('vCPU 0 runs the writer, vCPU 1 the reader; PAUSE: spin-wait')
-    print('instructions per send, vCPU 0 / vCPU 1; x TCP: per octet moved,')
-    print('against the median of the tcp guests)')
+    print('vCPU 0 runs the writer, vCPU 1 the reader, total: all vCPUs;')
+    print('PAUSE: spin-wait instructions per send, vCPU 0 / vCPU 1; per send:')
+    print('TCP sends -S octets (1448 for the MULPDU cell), MPA the ULPDU;')
+    print('x TCP: per octet moved, against the median of the tcp guests)')
     print(f'  {"kind":8s} {"vCPU 0":>8s} {"vCPU 1":>8s} {"total":>8s} '
           f'{"PAUSE":>11s} {"vCPU 0 x TCP":>13s} {"total x TCP":>12s}')
     base = data.get('tcp')
@@ -127,8 +129,8 @@ def main():
         diff = {f: b[f] / nb - a[f] / na for f in set(a) | set(b)}
         order = sorted(diff, key=lambda f: -diff[f])
         print(f'\n== vCPU 0 (the writer\'s), {k} against tcp, all guests: '
-              'instructions per send,')
-        print('the largest differences')
+              'instructions per send')
+        print('(per send as above), the largest differences')
         print(f'  {"function":44s} {"tcp":>8s} {k:>8s} {"diff":>8s}')
         for f in order[:TOP] + ['...'] + order[-(TOP // 2):]:
             if f == '...':

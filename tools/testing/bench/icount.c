@@ -9,16 +9,19 @@
  * differences are noisy; the instructions executed are not. The window is
  * opened by the first execution of the block at start=ADDR (a kernel
  * function the measured program calls right before its work, ksys_sync()
- * for mpabench -X) and closed by the second. At exit every block executed
- * in the window is written to outfile=PATH as one line:
+ * for mpabench -X: nothing in the test guest calls sync() before it) and
+ * closed by the second. At exit, outfile=PATH gets "# marks N" (the
+ * executions of ADDR's block seen, up to 2: 2 when the window closed),
+ * "# pauses P0 P1 PX" (the PAUSE instructions vCPU 0, vCPU 1 and any
+ * other vCPUs executed in the window, see pauses[] below), and for every
+ * block executed in the window one line:
  *
- *	VADDR INSNS COUNT_VCPU0 COUNT_VCPU1
+ *	VADDR INSNS RUNS_VCPU0 RUNS_VCPU1 RUNS_OTHERS
  *
  * VADDR the block's guest virtual address (hex), INSNS its instructions,
- * COUNT_VCPUn how often vCPU n ran it. A block left early (an interrupt,
- * a fault) still counts whole: the error is small beside the totals. A
- * first line "# pauses P0 P1" gives the PAUSE instructions each vCPU
- * executed in the window (see pauses[] below).
+ * RUNS_* how often vCPU 0, vCPU 1 and the other vCPUs (a guest of more
+ * than two) ran it. A block left early (an interrupt, a fault) still
+ * counts whole: the error is small beside the totals.
  *
  * Only plugin API version 1 (QEMU 7.2, Debian 12's) is used, declared
  * here, so that no QEMU development package is needed.
@@ -30,7 +33,8 @@
 #include <string.h>
 
 #define ICOUNT_EXPORT __attribute__((visibility("default")))
-#define ICOUNT_VCPUS 2
+/* vCPUs 0 and 1 apart, any others (a guest of more) together */
+#define ICOUNT_SLOTS 3
 
 /* QEMU's plugin API, version 1 (include/qemu/qemu-plugin.h of QEMU 7.2) */
 typedef uint64_t qemu_plugin_id_t;
@@ -72,7 +76,7 @@ ICOUNT_EXPORT int qemu_plugin_version = 1;
 struct block {
 	uint64_t vaddr;
 	uint64_t insns;
-	uint64_t runs[ICOUNT_VCPUS];
+	uint64_t runs[ICOUNT_SLOTS];
 	struct block *next;
 };
 
@@ -87,21 +91,26 @@ static volatile int counting;
  * under TCG each one leaves the translated code for QEMU's main loop, so
  * it costs far more time than its count among the instructions says.
  */
-static uint64_t pauses[ICOUNT_VCPUS];
+static uint64_t pauses[ICOUNT_SLOTS];
+
+static unsigned int slot(unsigned int vcpu)
+{
+	return vcpu < ICOUNT_SLOTS - 1 ? vcpu : ICOUNT_SLOTS - 1;
+}
 
 static void block_run(unsigned int vcpu, void *data)
 {
 	struct block *b = data;
 
 	/* the other vCPU's thread may count the same block: nearly right */
-	if (counting && vcpu < ICOUNT_VCPUS)
-		b->runs[vcpu]++;
+	if (counting)
+		b->runs[slot(vcpu)]++;
 }
 
 static void pause_run(unsigned int vcpu, void *data)
 {
-	if (counting && vcpu < ICOUNT_VCPUS)
-		pauses[vcpu]++;
+	if (counting)
+		pauses[slot(vcpu)]++;
 }
 
 static void mark_run(unsigned int vcpu, void *data)
@@ -152,15 +161,16 @@ static void write_counts(qemu_plugin_id_t id, void *data)
 		return;
 	}
 	fprintf(f, "# marks %d\n", marks);
-	fprintf(f, "# pauses %llu %llu\n", (unsigned long long)pauses[0],
-		(unsigned long long)pauses[1]);
+	fprintf(f, "# pauses %llu %llu %llu\n", (unsigned long long)pauses[0],
+		(unsigned long long)pauses[1], (unsigned long long)pauses[2]);
 	for (b = blocks; b; b = b->next)
-		if (b->runs[0] || b->runs[1])
-			fprintf(f, "%llx %llu %llu %llu\n",
+		if (b->runs[0] || b->runs[1] || b->runs[2])
+			fprintf(f, "%llx %llu %llu %llu %llu\n",
 				(unsigned long long)b->vaddr,
 				(unsigned long long)b->insns,
 				(unsigned long long)b->runs[0],
-				(unsigned long long)b->runs[1]);
+				(unsigned long long)b->runs[1],
+				(unsigned long long)b->runs[2]);
 	fclose(f);
 }
 

@@ -33,6 +33,13 @@ while getopts n:r:s:S: opt; do
 done
 shift $((OPTIND - 1))
 kinds=${*:-tcp both writes reads}
+[ "$guests" -ge 1 ] 2> /dev/null || die "-n $guests: one guest at least"
+for kind in $kinds; do
+	case $kind in
+	tcp | both | writes | reads) ;;
+	*) die "$kind: the kinds are tcp, both, writes and reads" ;;
+	esac
+done
 
 MPA_BENCH_BUILD_ONLY=1 "$MPA_TOP/tools/testing/bench/bench.sh"
 plugin=$MPA_BUILD/bench/libicount.so
@@ -42,7 +49,10 @@ out=$MPA_BUILD/bench/icount
 rm -rf "$out"
 mkdir -p "$out"
 
-# the window opens and closes at ksys_sync(); the guest boots with nokaslr
+# The window opens and closes at ksys_sync(), which mpabench -X reaches
+# through sync() around its transfers (nothing in the guest syncs before);
+# the guest boots with nokaslr, so its address holds from guest to guest.
+# (Debian's System.map is a stub: ask a guest.)
 "$MPA_TOP/tools/testing/vm/run" --lane stock --no-build -q -r "$out/sym" \
 	-- "grep -w ksys_sync /proc/kallsyms > /run/results/sym" > /dev/null
 addr=$(awk '{ print $1; exit }' "$out/sym/sym")

@@ -914,7 +914,7 @@ static const char *const count_kinds[] = {
  */
 static void sides_counted(size_t size, size_t ts, size_t total)
 {
-	size_t sends = 0, octets = 0;
+	struct sides_use u = {};
 	unsigned int k;
 	int r;
 
@@ -929,12 +929,11 @@ static void sides_counted(size_t size, size_t ts, size_t total)
 			xfer_sides(k - 1, size, total);
 		else
 			xfer(VETH, &m_tcp, ts, total, false);
-		octets += last_ends[0].done;
-		sends += last_ends[0].done / last_ends[0].size;
+		sides_use(&u);
 	}
 	sync();
-	printf("icount: %s, %d transfers, %zu sends, %zu octets\n", count_kind,
-	       rounds, sends, octets);
+	printf("icount: %s, %d transfers, %.0f sends, %.0f octets\n",
+	       count_kind, rounds, u.sends, u.octets);
 }
 
 /*
@@ -1695,6 +1694,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (count_kind && !want("sides"))
+		die("-X: a kind of the sides part, which -p leaves out");
 	if (rounds < 1 || rounds > MAX_ROUNDS || scale < 1 || nconns < 1 ||
 	    slow_ns < 0 || slow_ns > 1000000 ||
 	    (only_side && strcmp(only_side, "tcp") && strcmp(only_side, "mpa")))
