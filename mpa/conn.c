@@ -277,10 +277,7 @@ void mpa_conn_abort(struct mpa_conn *c)
  */
 static bool mpa_conn_may_retry(struct mpa_conn *c)
 {
-	struct sock *sk = c->sk;
-
-	return mpa_conn_full(c) && !sk->sk_err &&
-	       ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT));
+	return mpa_conn_full(c) && mpa_tcp_sends(c->sk);
 }
 
 /**

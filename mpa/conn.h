@@ -278,6 +278,20 @@ static inline bool mpa_conn_full(const struct mpa_conn *c)
 	return mpa_conn_state(c) == MPA_STATE_FULL;
 }
 
+/*
+ * May TCP's sendmsg be called for what MPA holds? Not once TCP has an
+ * error to tell or has left the states that send: its sendmsg would then
+ * read and clear the socket's error (sock_error()), which is the
+ * receiver's or the sender's to report (mpa_rx_end(): a reset is error
+ * code 1 with its errno, not an end of file).
+ */
+static inline bool mpa_tcp_sends(const struct sock *sk)
+{
+	return !READ_ONCE(sk->sk_err) &&
+	       ((1 << READ_ONCE(sk->sk_state)) &
+		(TCPF_ESTABLISHED | TCPF_CLOSE_WAIT));
+}
+
 static inline struct net *mpa_conn_net(const struct mpa_conn *c)
 {
 	return sock_net(c->sk);

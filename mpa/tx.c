@@ -790,8 +790,9 @@ static void mpa_tx_run_end(struct mpa_conn *c)
  * without mpa_tx_align(). TCP lacking room, the next ACK brings the run
  * back here (mpa_tx_run_kick()); with nothing in flight only time does
  * (as in mpa_tx_push()).
- * Return: 0 once TCP has all of it, -EAGAIN for want of room, or TCP's
- * error; the rest of the run is kept.
+ * Return: 0 once TCP has all of it, -EAGAIN for want of room, -EPIPE when
+ * TCP no longer sends (mpa_tcp_sends()), or TCP's error; the rest of the
+ * run is kept.
  */
 static int mpa_tx_run_flush(struct mpa_conn *c)
 {
@@ -803,6 +804,8 @@ static int mpa_tx_run_flush(struct mpa_conn *c)
 
 	if (!len)
 		return 0;
+	if (!mpa_tcp_sends(sk))
+		return -EPIPE;
 	if (!c->tx_run_cut)
 		mpa_tx_align(c, len, NULL);
 	msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
@@ -1062,7 +1065,9 @@ bool mpa_tx_pending(const struct mpa_conn *c)
  * mpa_tx_push() - hand queued FPDUs to TCP, as far as it takes them now
  * @c: the connection, socket locked, process context
  *
- * Return: 0 (TCP took all, or has no room now), or TCP's error.
+ * Return: 0 (TCP took all, or has no room now), -EPIPE when TCP no longer
+ * sends (mpa_tcp_sends(): the socket's error is left for its reader), or
+ * TCP's error.
  */
 int mpa_tx_push(struct mpa_conn *c)
 {
@@ -1079,6 +1084,8 @@ int mpa_tx_push(struct mpa_conn *c)
 		return ret == -EAGAIN ? 0 : ret;
 	if (!mpa_tx_pending(c))
 		return 0;
+	if (!mpa_tcp_sends(sk))
+		return -EPIPE;
 
 	/*
 	 * TCP must not count what it is about to take as already queued:

@@ -272,6 +272,33 @@ TEST_F_TIMEOUT(stuck, linger_zero, 120)
 }
 
 /*
+ * The peer resets while MPA holds FPDUs. The reset is the reader's to
+ * report, whatever MPA does with what it holds meanwhile: a
+ * shutdown(SHUT_WR) then, which hands that to TCP, must not take the
+ * socket's error (TCP's sendmsg reads and clears it on a closed socket),
+ * and recv() reports ECONNRESET, not an end of file.
+ */
+TEST_F_TIMEOUT(stuck, peer_reset, 120)
+{
+	long end = t_now_ms() + T_WAIT;
+	uint8_t b[8];
+
+	/* unread data: the peer's close resets */
+	mpa_close_abort(self->r);
+	self->r = -1;
+	while (!(t_poll(self->i, 0, 100) & POLLERR) && t_now_ms() < end)
+		;
+	ASSERT_TRUE(t_poll(self->i, 0, 0) & POLLERR)
+		TH_LOG("no reset within %d ms", T_WAIT);
+	/* as on TCP: the socket is closed */
+	EXPECT_EQ(-1, shutdown(self->i, SHUT_WR));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(-1, recv(self->i, b, sizeof(b), MSG_DONTWAIT))
+		TH_LOG("recv() returned, not the reset");
+	EXPECT_EQ(ECONNRESET, errno);
+}
+
+/*
  * SO_LINGER {1, 2}: close() waits for the peer to take it all, 2 s at
  * most, then returns; as on TCP the rest still goes out afterwards.
  */

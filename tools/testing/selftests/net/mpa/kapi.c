@@ -1981,6 +1981,50 @@ TEST_F_TIMEOUT(closing, queued_unload, 120)
 }
 
 /*
+ * The module's Initiator sends to our raw Responder, which reads none of
+ * it, until MPA holds FPDUs TCP has no room for; then we reset. The reset
+ * must reach the consumer as one: error code 1 with ECONNRESET, not an
+ * end of file. MPA's work, woken by the reset, pushes what it holds before
+ * it reports; that push must not take the socket's error from the
+ * consumer (TCP's sendmsg on a closed socket reads and clears it).
+ */
+TEST_F_TIMEOUT(closing, queued_reset, 120)
+{
+	uint8_t fr[T_FRAME_MAX];
+	struct sockaddr_storage addr;
+	struct ke_info ki;
+	int small = 4096;
+	socklen_t alen;
+	size_t rep_len;
+
+	ASSERT_EQ(0, ke_load("port=0"));
+	self->lfd = mpa_listener(AF_INET, &addr, &alen);
+	ASSERT_LE(0, self->lfd);
+	ASSERT_EQ(0, setsockopt(self->lfd, SOL_SOCKET, SO_RCVBUF, &small,
+				sizeof(small)));
+	ASSERT_EQ(0, ke_connect("127.0.0.1 %u sizes=64768 repeat=50",
+				ntohs(((struct sockaddr_in *)&addr)->sin_port)));
+	self->fd = accept(self->lfd, NULL, NULL);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(T_HDR + strlen(KE_INIT_PD),
+		  t_read(self->fd, fr, T_HDR + strlen(KE_INIT_PD), KE_WAIT));
+	rep_len = t_frame(fr, true, T_C, 1, NULL, 0);
+	ASSERT_EQ((ssize_t)rep_len, t_send(self->fd, fr, rep_len));
+	/* its sends stop: TCP has no room, MPA holds the rest */
+	ASSERT_WAIT(-1, 1, "send_eagain", 1, &ki);
+	TH_LOG("the module's sends stopped: %s", ki.line);
+
+	/* unread data: the close resets */
+	mpa_close_abort(self->fd);
+	self->fd = -1;
+	ASSERT_WAIT(-1, 1, "released", 1, &ki);
+	EXPECT_KE(&ki, "err_code", MPA_ERR_TCP_CLOSED);
+	EXPECT_KE(&ki, "err_reason", MPA_REASON_PEER_CLOSED);
+	EXPECT_KE(&ki, "err_errno", ECONNRESET);
+	EXPECT_KE(&ki, "peer_closed", 0);
+}
+
+/*
  * flood: the module closes connections while raw peers flood them. Each
  * round a raw peer sends either junk for a Request (the module's error
  * callback closes in the startup phase) or a Request and then FPDUs, one
