@@ -6,7 +6,8 @@ usage: icount-report.py DIR GUESTS KIND...
 
 DIR holds, for each KIND and guest I (1..GUESTS), KIND.I.counts (the
 plugin's blocks: address, instructions, runs on vCPU 0, vCPU 1 and any
-others, and the PAUSE counts), KIND.I/kallsyms (the guest's symbols, mpa.ko's
+others, time samples on vCPU 0 and vCPU 1; the PAUSE counts, the samples
+taken and the window's host nanoseconds), KIND.I/kallsyms (the guest's symbols, mpa.ko's
 included) and KIND.I/run.txt (mpabench's "icount:" line with the sends
 and octets of the window).
 """
@@ -19,6 +20,10 @@ import sys
 
 KERNEL = 0xffff800000000000
 TOP = 25
+# where a vCPU with nothing to do sits (its samples are not busy time)
+IDLE = {'default_idle', 'pv_native_safe_halt', 'native_safe_halt',
+        'default_idle_call', 'cpu_idle_poll', 'do_idle', 'arch_cpu_idle',
+        'acpi_safe_halt', 'acpi_idle_do_entry'}
 
 
 def symbols(path):
@@ -41,7 +46,10 @@ class Guest:
         addrs, names = symbols(f'{top}/{name}/kallsyms')
         # vCPU 0, vCPU 1, any others
         self.funcs = [collections.Counter() for _ in range(3)]
+        # time samples, vCPU 0 and vCPU 1
+        self.samples = [collections.Counter() for _ in range(2)]
         self.pauses = [0, 0, 0]
+        self.tick_ns = 0
         marks = None
         with open(f'{top}/{name}.counts') as f:
             for line in f:
@@ -51,7 +59,12 @@ class Guest:
                 if line.startswith('# pauses'):
                     self.pauses = [int(x) for x in line.split()[2:5]]
                     continue
+                if line.startswith('# ticks'):
+                    ticks, ns = (int(x) for x in line.split()[2:4])
+                    self.tick_ns = ns / ticks if ticks else 0
+                    continue
                 vaddr, insns, *runs = line.split()
+                runs, samples = runs[:3], runs[3:5]
                 vaddr = int(vaddr, 16)
                 if vaddr < KERNEL:
                     func = '[user space]'
@@ -60,6 +73,8 @@ class Guest:
                     func = names[i] if i >= 0 else '[unknown]'
                 for cpu, n in enumerate(runs):
                     self.funcs[cpu][func] += int(insns) * int(n)
+                for cpu, n in enumerate(samples):
+                    self.samples[cpu][func] += int(n)
         if marks != 2:
             sys.exit(f'icount: {name}: the window was not closed '
                      f'({marks} marks)')
@@ -70,6 +85,13 @@ class Guest:
             sys.exit(f'icount: {name}: no icount line in its run.txt')
         self.sends, self.octets = int(m.group(1)), int(m.group(2))
         self.insns = [sum(c.values()) for c in self.funcs]
+        self.busy = [sum(n for f, n in c.items() if f not in IDLE)
+                     for c in self.samples]
+
+    def ns_per_send(self, cpu, func=None):
+        """Host time per send on vCPU @cpu: busy, or in @func."""
+        n = self.busy[cpu] if func is None else self.samples[cpu][func]
+        return n * self.tick_ns / self.sends
 
     def per_octet(self, cpu):
         """Instructions per octet moved on vCPU @cpu (None: all vCPUs)."""
@@ -113,6 +135,8 @@ def main():
                   f'{g.insns[1] / g.sends:8.0f} '
                   f'{sum(g.insns) / g.sends:8.0f} '
                   f'{g.pauses[0] / g.sends:5.2f}/{g.pauses[1] / g.sends:5.2f}')
+    if base and all(g.tick_ns for k in kinds for g in data[k]):
+        times(data, kinds, base)
     if not base:
         return
     for k in kinds:
@@ -139,6 +163,54 @@ def main():
             print(f'  {f[:44]:44s} {a[f] / na:8.1f} {b[f] / nb:8.1f} '
                   f'{diff[f]:+8.1f}')
 
+
+def times(data, kinds, base):
+    """The samples: where each vCPU's busy (not idle) time went."""
+    print('\n== time: host microseconds per send each vCPU was busy (not '
+          'idle), from the')
+    print('samples, median over the guests; x TCP: per octet moved, as '
+          'above. The host\'s')
+    print('speed moves these by a third between guests: the shares below '
+          'do not move with it')
+    print(f'  {"kind":8s} {"vCPU 0":>8s} {"vCPU 1":>8s} {"vCPU 0 x TCP":>13s}'
+          f' {"vCPU 1 x TCP":>13s}')
+
+    def per_octet(g, cpu):
+        return g.ns_per_send(cpu) * g.sends / g.octets
+
+    for k in kinds:
+        gs = data[k]
+        line = (f'  {k:8s} {med([g.ns_per_send(0) for g in gs]) / 1e3:8.2f} '
+                f'{med([g.ns_per_send(1) for g in gs]) / 1e3:8.2f}')
+        if k != 'tcp':
+            for cpu in (0, 1):
+                ratio = (med([per_octet(g, cpu) for g in gs]) /
+                         med([per_octet(g, cpu) for g in base]))
+                line += f' {ratio:13.3f}'
+        print(line)
+
+    def share(gs, f):
+        return med([100 * g.samples[0][f] / g.busy[0] for g in gs])
+
+    for k in kinds:
+        if k == 'tcp':
+            continue
+        fs = set()
+        for g in base + data[k]:
+            fs |= set(g.samples[0])
+        fs -= IDLE
+        diff = {f: share(data[k], f) - share(base, f) for f in fs}
+        order = sorted(diff, key=lambda f: -diff[f])
+        print(f'\n== time on vCPU 0 (the writer\'s), {k} against tcp: '
+              'share of its busy time')
+        print('(%), median over the guests, the largest differences')
+        print(f'  {"function":44s} {"tcp":>8s} {k:>8s} {"diff":>8s}')
+        for f in order[:TOP] + ['...'] + order[-(TOP // 2):]:
+            if f == '...':
+                print('  ...')
+                continue
+            print(f'  {f[:44]:44s} {share(base, f):8.2f} '
+                  f'{share(data[k], f):8.2f} {diff[f]:+8.2f}')
 
 if __name__ == '__main__':
     main()

@@ -13,15 +13,26 @@
  * closed by the second. At exit, outfile=PATH gets "# marks N" (the
  * executions of ADDR's block seen, up to 2: 2 when the window closed),
  * "# pauses P0 P1 PX" (the PAUSE instructions vCPU 0, vCPU 1 and any
- * other vCPUs executed in the window, see pauses[] below), and for every
- * block executed in the window one line:
+ * other vCPUs executed in the window, see pauses[] below), "# ticks N NS"
+ * (the time samples taken in the window and the host nanoseconds it
+ * lasted, see sampler() below), and for every block executed or sampled
+ * in the window one line:
  *
- *	VADDR INSNS RUNS_VCPU0 RUNS_VCPU1 RUNS_OTHERS
+ *	VADDR INSNS RUNS_VCPU0 RUNS_VCPU1 RUNS_OTHERS SAMPLES_VCPU0 SAMPLES_VCPU1
  *
  * VADDR the block's guest virtual address (hex), INSNS its instructions,
  * RUNS_* how often vCPU 0, vCPU 1 and the other vCPUs (a guest of more
- * than two) ran it. A block left early (an interrupt, a fault) still
- * counts whole: the error is small beside the totals.
+ * than two) ran it, SAMPLES_* how many time samples found vCPU 0 and
+ * vCPU 1 in it. A block left early (an interrupt, a fault) still counts
+ * whole: the error is small beside the totals.
+ *
+ * The samples tell where the time goes, which the instructions alone do
+ * not: under TCG an instruction's cost varies widely (a memory access that
+ * misses QEMU's software TLB, an atomic, each iteration of a string
+ * instruction), so two paths of equal counts can take different times. A
+ * host thread looks every period=NS nanoseconds (default 100000) at the
+ * block each vCPU last entered; a vCPU that halted, or is in QEMU's own
+ * code (a device, an interrupt), counts in the block it entered last.
  *
  * Only plugin API version 1 (QEMU 7.2, Debian 12's) is used, declared
  * here, so that no QEMU development package is needed.
@@ -31,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ICOUNT_EXPORT __attribute__((visibility("default")))
 /* vCPUs 0 and 1 apart, any others (a guest of more) together */
@@ -77,6 +89,7 @@ struct block {
 	uint64_t vaddr;
 	uint64_t insns;
 	uint64_t runs[ICOUNT_SLOTS];
+	uint64_t samples[2];
 	struct block *next;
 };
 
@@ -92,6 +105,10 @@ static volatile int counting;
  * it costs far more time than its count among the instructions says.
  */
 static uint64_t pauses[ICOUNT_SLOTS];
+/* the block vCPU 0 and vCPU 1 entered last, for the sampler */
+static struct block *volatile current[2];
+static uint64_t period_ns = 100000;
+static uint64_t ticks, window_ns;
 
 static unsigned int slot(unsigned int vcpu)
 {
@@ -105,6 +122,8 @@ static void block_run(unsigned int vcpu, void *data)
 	/* the other vCPU's thread may count the same block: nearly right */
 	if (counting)
 		b->runs[slot(vcpu)]++;
+	if (vcpu < 2)
+		current[vcpu] = b;
 }
 
 static void pause_run(unsigned int vcpu, void *data)
@@ -119,6 +138,46 @@ static void mark_run(unsigned int vcpu, void *data)
 	if (marks < 2)
 		counting = ++marks == 1;
 	pthread_mutex_unlock(&blocks_lock);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Every period_ns, while the window is open: the block each vCPU is in. */
+static void *sampler(void *arg)
+{
+	struct timespec ts = {
+		.tv_sec = period_ns / 1000000000ull,
+		.tv_nsec = period_ns % 1000000000ull,
+	};
+	uint64_t opened = 0;
+	unsigned int v;
+
+	for (;;) {
+		nanosleep(&ts, NULL);
+		if (!counting) {
+			if (marks >= 2) {
+				if (opened)
+					window_ns = now_ns() - opened;
+				return NULL;
+			}
+			continue;
+		}
+		if (!opened)
+			opened = now_ns();
+		ticks++;
+		for (v = 0; v < 2; v++) {
+			struct block *b = current[v];
+
+			if (b)
+				b->samples[v]++;
+		}
+	}
 }
 
 static void block_translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -163,14 +222,19 @@ static void write_counts(qemu_plugin_id_t id, void *data)
 	fprintf(f, "# marks %d\n", marks);
 	fprintf(f, "# pauses %llu %llu %llu\n", (unsigned long long)pauses[0],
 		(unsigned long long)pauses[1], (unsigned long long)pauses[2]);
+	fprintf(f, "# ticks %llu %llu\n", (unsigned long long)ticks,
+		(unsigned long long)window_ns);
 	for (b = blocks; b; b = b->next)
-		if (b->runs[0] || b->runs[1] || b->runs[2])
-			fprintf(f, "%llx %llu %llu %llu %llu\n",
+		if (b->runs[0] || b->runs[1] || b->runs[2] || b->samples[0] ||
+		    b->samples[1])
+			fprintf(f, "%llx %llu %llu %llu %llu %llu %llu\n",
 				(unsigned long long)b->vaddr,
 				(unsigned long long)b->insns,
 				(unsigned long long)b->runs[0],
 				(unsigned long long)b->runs[1],
-				(unsigned long long)b->runs[2]);
+				(unsigned long long)b->runs[2],
+				(unsigned long long)b->samples[0],
+				(unsigned long long)b->samples[1]);
 	fclose(f);
 }
 
@@ -178,6 +242,7 @@ ICOUNT_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 				      const qemu_info_t *info, int argc,
 				      char **argv)
 {
+	pthread_t thr;
 	int i;
 
 	for (i = 0; i < argc; i++) {
@@ -185,6 +250,12 @@ ICOUNT_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			snprintf(outfile, sizeof(outfile), "%s", argv[i] + 8);
 		else if (!strncmp(argv[i], "start=", 6))
 			start_addr = strtoull(argv[i] + 6, NULL, 16);
+		else if (!strncmp(argv[i], "period=", 7))
+			period_ns = strtoull(argv[i] + 7, NULL, 10);
+	}
+	if (!period_ns) {
+		fprintf(stderr, "icount: period=0: no samples\n");
+		return -1;
 	}
 	if (!outfile[0] || !start_addr) {
 		fprintf(stderr, "icount: needs outfile=PATH and start=ADDR\n");
@@ -192,5 +263,8 @@ ICOUNT_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, block_translated);
 	qemu_plugin_register_atexit_cb(id, write_counts, NULL);
+	if (pthread_create(&thr, NULL, sampler, NULL))
+		return -1;
+	pthread_detach(thr);
 	return 0;
 }

@@ -16,7 +16,12 @@
 # but they do move with the transfer's own dynamics (how many ACKs and
 # wakeups it takes, how the softirq work falls between the vCPUs), so each
 # kind runs in GUESTS guests (default 3), in turn (tcp both writes reads,
-# tcp both ...), and the report gives medians. About 25 s a guest.
+# tcp both ...), and the report gives medians. The plugin also samples,
+# every 100 us of host time, the block each vCPU is in: the report adds
+# where each vCPU's busy time went, as shares (under TCG an instruction's
+# time varies widely: a spin-wait, an atomic, a miss in QEMU's software
+# TLB), which the host's speed does not move as it moves the times
+# themselves. About 25 s a guest.
 # Files: .build/bench/icount/. Not under KVM (a TCG plugin).
 set -e
 . "$(dirname "$0")/../lib.sh"
