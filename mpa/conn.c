@@ -260,15 +260,21 @@ bool mpa_conn_flush(struct mpa_conn *c)
  * rather than with a FIN after a gap (as TCP resets an orphan it has no
  * memory for). TCP's disconnect sends the RST, purges its queues and
  * sets ECONNRESET on the socket; an FPDU judged in the receive queue goes
- * with it, and recv reports the reset.
+ * with it, and recv reports the reset. A TCP closed already (the peer's
+ * reset, a timeout) has nobody to tell: only what MPA holds goes, and
+ * what TCP received before stays for recv, then its error (mpa_rx_end()).
  */
 void mpa_conn_abort(struct mpa_conn *c)
 {
-	c->sk_proto->disconnect(c->sk, 0);
+	bool open = c->sk->sk_state != TCP_CLOSE;
+
+	if (open)
+		c->sk_proto->disconnect(c->sk, 0);
 	mpa_tx_release(c);
 	WRITE_ONCE(c->tx_sent, c->tx_len);
 	c->fin_held = false;
-	mpa_rx_purged(c);
+	if (open)
+		mpa_rx_purged(c);
 }
 
 /*

@@ -178,7 +178,8 @@ FIXTURE_TEARDOWN(stuck)
 {
 	if (self->i >= 0)
 		close(self->i);
-	close(self->r);
+	if (self->r >= 0)
+		close(self->r);
 }
 
 /* The peer reads every ULPDU, intact and in order, then end of file. */
@@ -272,17 +273,23 @@ TEST_F_TIMEOUT(stuck, linger_zero, 120)
 }
 
 /*
- * The peer resets while MPA holds FPDUs. The reset is the reader's to
- * report, whatever MPA does with what it holds meanwhile: a
- * shutdown(SHUT_WR) then, which hands that to TCP, must not take the
- * socket's error (TCP's sendmsg reads and clears it on a closed socket),
- * and recv() reports ECONNRESET, not an end of file.
+ * The peer resets while MPA holds FPDUs, after an FPDU of its own arrived.
+ * The reset is the reader's to report, whatever MPA does with what it
+ * holds meanwhile: a shutdown(SHUT_WR) then, which hands that to TCP,
+ * must not take the socket's error (TCP's sendmsg reads and clears it on
+ * a closed socket), nor drop what TCP received before the reset (a TCP
+ * closed already has nobody to reset). recv() returns the peer's ULPDU,
+ * then ECONNRESET, not an end of file.
  */
 TEST_F_TIMEOUT(stuck, peer_reset, 120)
 {
 	long end = t_now_ms() + T_WAIT;
-	uint8_t b[8];
+	uint8_t got[64], want[sizeof(got)];
 
+	t_fill(want, sizeof(want), 77);
+	ASSERT_EQ((ssize_t)sizeof(want), send(self->r, want, sizeof(want),
+					      MSG_NOSIGNAL));
+	ASSERT_TRUE(t_poll(self->i, POLLIN, T_WAIT) & POLLIN);
 	/* unread data: the peer's close resets */
 	mpa_close_abort(self->r);
 	self->r = -1;
@@ -293,7 +300,11 @@ TEST_F_TIMEOUT(stuck, peer_reset, 120)
 	/* as on TCP: the socket is closed */
 	EXPECT_EQ(-1, shutdown(self->i, SHUT_WR));
 	EXPECT_EQ(ENOTCONN, errno);
-	EXPECT_EQ(-1, recv(self->i, b, sizeof(b), MSG_DONTWAIT))
+	ASSERT_EQ((ssize_t)sizeof(got), recv(self->i, got, sizeof(got),
+					     MSG_DONTWAIT))
+		TH_LOG("the ULPDU received before the reset: errno %d", errno);
+	EXPECT_EQ(0, memcmp(want, got, sizeof(got)));
+	EXPECT_EQ(-1, recv(self->i, got, sizeof(got), MSG_DONTWAIT))
 		TH_LOG("recv() returned, not the reset");
 	EXPECT_EQ(ECONNRESET, errno);
 }
