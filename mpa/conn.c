@@ -298,7 +298,8 @@ static bool mpa_conn_may_retry(struct mpa_conn *c)
  * FPDUs TCP refused for want of memory (an allocation, its memory
  * limits), tried again every MPA_RETRY, as the socket stays open. A TCP
  * that can no longer send, or memory that does not come back, gets a
- * reset instead of a FIN after a gap (mpa_conn_abort()).
+ * reset instead of a FIN after a gap (mpa_conn_abort(); a TCP closed
+ * already only loses what MPA holds).
  */
 void mpa_conn_shut_wr(struct mpa_conn *c)
 {

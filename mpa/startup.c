@@ -96,10 +96,9 @@ void mpa_startup_push(struct mpa_conn *c)
 		int ret;
 
 		if (!mpa_tcp_sends(sk)) {
-			/* its error is the startup's (a timeout, a reset) */
+			/* TCP's own error stays on the socket (SO_ERROR) */
 			mpa_conn_fail(c, MPA_ERR_TCP_CLOSED,
-				      MPA_REASON_PEER_CLOSED,
-				      READ_ONCE(sk->sk_err) ?: ECONNRESET, true);
+				      MPA_REASON_PEER_CLOSED, ECONNRESET, true);
 			return;
 		}
 		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);

@@ -290,7 +290,7 @@ TEST_F_TIMEOUT(stuck, peer_reset, 120)
 	ASSERT_EQ((ssize_t)sizeof(want), send(self->r, want, sizeof(want),
 					      MSG_NOSIGNAL));
 	ASSERT_TRUE(t_poll(self->i, POLLIN, T_WAIT) & POLLIN);
-	/* unread data: the peer's close resets */
+	/* SO_LINGER {1, 0}: the peer's close resets */
 	mpa_close_abort(self->r);
 	self->r = -1;
 	while (!(t_poll(self->i, 0, 100) & POLLERR) && t_now_ms() < end)

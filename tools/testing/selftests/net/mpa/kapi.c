@@ -1849,24 +1849,19 @@ static size_t closing_fill(int fd, uint8_t *buf, size_t have, size_t n,
 }
 
 /*
- * The module's Initiator sends 64768-octet ULPDUs to our raw Responder,
- * which reads none of them, until its sends stop; then our FPDU with a bad
- * CRC has its error callback close: sock_release() from its work item.
- * It must return (released=1) without our reading anything, and then we
- * read every ULPDU the module sent, intact, and a FIN.
+ * The module's Initiator sends 64768-octet ULPDUs (t_fill(@seed + k)) to our
+ * raw Responder, self->fd, which reads none of them, until its sends stop:
+ * TCP has no room and MPA holds the rest. @ki: its line then.
  */
-TEST_F_TIMEOUT(closing, queued_error, 120)
+static void closing_stall(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(closing) *self, uint64_t seed,
+			  struct ke_info *ki)
 {
-	size_t rep_len, len, have = 0, k, nsent;
-	uint8_t fr[T_FRAME_MAX], ulpdu[100];
-	static uint8_t want[MPA_MAX_ULPDU];
 	struct sockaddr_storage addr;
-	struct t_fpdu_dec d;
-	struct ke_info ki;
-	int small = 4096, ret;
-	char why[128];
+	uint8_t fr[T_FRAME_MAX];
+	int small = 4096;
 	socklen_t alen;
-	uint64_t seed = 4242;
+	size_t rep_len;
 
 	ASSERT_EQ(0, ke_load("port=0"));
 	self->lfd = mpa_listener(AF_INET, &addr, &alen);
@@ -1882,10 +1877,30 @@ TEST_F_TIMEOUT(closing, queued_error, 120)
 		  t_read(self->fd, fr, T_HDR + strlen(KE_INIT_PD), KE_WAIT));
 	rep_len = t_frame(fr, true, T_C, 1, NULL, 0);
 	ASSERT_EQ((ssize_t)rep_len, t_send(self->fd, fr, rep_len));
-	/* its sends stop: TCP has no room, MPA holds the rest */
-	ASSERT_WAIT(-1, 1, "send_eagain", 1, &ki);
+	ASSERT_WAIT(-1, 1, "send_eagain", 1, ki);
+	TH_LOG("the module's sends stopped: %s", ki->line);
+}
+
+/*
+ * The module's Initiator sends 64768-octet ULPDUs to our raw Responder,
+ * which reads none of them, until its sends stop; then our FPDU with a bad
+ * CRC has its error callback close: sock_release() from its work item.
+ * It must return (released=1) without our reading anything, and then we
+ * read every ULPDU the module sent, intact, and a FIN.
+ */
+TEST_F_TIMEOUT(closing, queued_error, 120)
+{
+	size_t len, have = 0, k, nsent;
+	static uint8_t want[MPA_MAX_ULPDU];
+	uint8_t ulpdu[100];
+	struct t_fpdu_dec d;
+	struct ke_info ki;
+	uint64_t seed = 4242;
+	char why[128];
+	int ret;
+
+	closing_stall(_metadata, self, seed, &ki);
 	nsent = ke_num(&ki, "tx");
-	TH_LOG("the module's sends stopped: %s", ki.line);
 
 	t_fill(ulpdu, sizeof(ulpdu), 1);
 	len = t_fpdu_encode(self->buf, 0, false, ulpdu, sizeof(ulpdu), NULL);
@@ -1990,31 +2005,16 @@ TEST_F_TIMEOUT(closing, queued_unload, 120)
  */
 TEST_F_TIMEOUT(closing, queued_reset, 120)
 {
-	uint8_t fr[T_FRAME_MAX];
-	struct sockaddr_storage addr;
+	__u64 before, after;
 	struct ke_info ki;
-	int small = 4096;
-	socklen_t alen;
-	size_t rep_len;
 
-	ASSERT_EQ(0, ke_load("port=0"));
-	self->lfd = mpa_listener(AF_INET, &addr, &alen);
-	ASSERT_LE(0, self->lfd);
-	ASSERT_EQ(0, setsockopt(self->lfd, SOL_SOCKET, SO_RCVBUF, &small,
-				sizeof(small)));
-	ASSERT_EQ(0, ke_connect("127.0.0.1 %u sizes=64768 repeat=50",
-				ntohs(((struct sockaddr_in *)&addr)->sin_port)));
-	self->fd = accept(self->lfd, NULL, NULL);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(T_HDR + strlen(KE_INIT_PD),
-		  t_read(self->fd, fr, T_HDR + strlen(KE_INIT_PD), KE_WAIT));
-	rep_len = t_frame(fr, true, T_C, 1, NULL, 0);
-	ASSERT_EQ((ssize_t)rep_len, t_send(self->fd, fr, rep_len));
-	/* its sends stop: TCP has no room, MPA holds the rest */
-	ASSERT_WAIT(-1, 1, "send_eagain", 1, &ki);
-	TH_LOG("the module's sends stopped: %s", ki.line);
-
-	/* unread data: the close resets */
+	ASSERT_EQ(0, t_sh("modprobe mpa"));
+	ASSERT_EQ(0, mpa_stats_get1(MPA_A_STATS_TX_FPDUS, &before));
+	closing_stall(_metadata, self, 1, &ki);
+	/* MPA holds some: TCP did not take every ULPDU the module sent */
+	ASSERT_EQ(0, mpa_stats_get1(MPA_A_STATS_TX_FPDUS, &after));
+	ASSERT_GT(ke_num(&ki, "tx"), (long long)(after - before));
+	/* SO_LINGER {1, 0}: the close resets */
 	mpa_close_abort(self->fd);
 	self->fd = -1;
 	ASSERT_WAIT(-1, 1, "released", 1, &ki);

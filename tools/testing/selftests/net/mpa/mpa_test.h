@@ -846,6 +846,43 @@ static inline int mpa_policy_xfer(__u8 cmd, const struct mpa_t_policy *req,
 	return 0;
 }
 
+/*
+ * One counter of the caller's namespace's statistics (MPA_A_STATS_*, a
+ * uint: 4 or 8 octets) into *@val: 0 or -errno.
+ */
+static inline int mpa_stats_get1(int attr, __u64 *val)
+{
+	struct t_nl_msg m, r;
+	struct nlattr *a;
+	__u32 v32;
+	int id, ret;
+
+	id = mpa_genl_family();
+	if (id < 0)
+		return id;
+	t_nl_init(&m, id, MPA_CMD_STATS_GET, MPA_FAMILY_VERSION);
+	ret = t_nl_xfer(&m, &r);
+	if (ret)
+		return ret;
+	if (r.nh.nlmsg_type != id || r.gh.cmd != MPA_CMD_STATS_GET)
+		return -EBADMSG;
+	for (a = t_nl_attr_next(&r, NULL); a; a = t_nl_attr_next(&r, a)) {
+		if (a->nla_type != attr)
+			continue;
+		switch (t_nla_len(a)) {
+		case 4:
+			memcpy(&v32, t_nla_data(a), 4);
+			*val = v32;
+			return 0;
+		case 8:
+			memcpy(val, t_nla_data(a), 8);
+			return 0;
+		}
+		return -EBADMSG;
+	}
+	return -ENOENT;
+}
+
 /* The whole policy into @p: 0 or -errno. */
 static inline int mpa_policy_get(struct mpa_t_policy *p)
 {
