@@ -11,6 +11,39 @@ mkdir -p "$MPA_CACHE" "$MPA_BUILD"
 msg() { printf '%s\n' "mpa: $*" >&2; }
 die() { printf '%s\n' "mpa: error: $*" >&2; exit 1; }
 
+# The options of the scripts that run kinds of the benchmark's sides part
+# (tools/testing/bench/icount.sh, spinstacks.sh): sides_opts OPTSTRING
+# USAGE "$@" sets guests (-n), rounds (-r), scale (-s) and size (-S), of
+# those OPTSTRING has; the caller then shifts $((OPTIND - 1)).
+sides_opts() {
+	local optstring=$1 usage=$2 opt
+	shift 2
+	guests=3 rounds=3 scale=2000 size=0
+	OPTIND=1
+	while getopts "$optstring" opt; do
+		case $opt in
+		n) guests=$OPTARG ;;
+		r) rounds=$OPTARG ;;
+		s) scale=$OPTARG ;;
+		S) size=$OPTARG ;;
+		*) die "usage: $usage" ;;
+		esac
+	done
+}
+
+# The kinds of transfer of the benchmark's sides part (mpabench -X) named
+# in "$@", checked; all four when none is.
+sides_kinds() {
+	local kind
+	for kind in "$@"; do
+		case $kind in
+		tcp | both | writes | reads) ;;
+		*) die "$kind: the kinds are tcp, both, writes and reads" ;;
+		esac
+	done
+	echo "${*:-tcp both writes reads}"
+}
+
 # Run "$@" with a lock on $1 (a file) held; the lock serialises work on a
 # shared cache entry between concurrent runs.
 with_lock() {

@@ -135,8 +135,12 @@ def main():
                   f'{g.insns[1] / g.sends:8.0f} '
                   f'{sum(g.insns) / g.sends:8.0f} '
                   f'{g.pauses[0] / g.sends:5.2f}/{g.pauses[1] / g.sends:5.2f}')
-    if base and all(g.tick_ns for k in kinds for g in data[k]):
+    if base and all(g.tick_ns and g.busy[0] for k in kinds
+                    for g in data[k]):
         times(data, kinds, base)
+    elif base:
+        print('\n(no time samples in every guest\'s counts: the time '
+              'section is left out)')
     if not base:
         return
     for k in kinds:
@@ -150,18 +154,24 @@ def main():
             b.update(g.funcs[0])
         na = sum(g.sends for g in base)
         nb = sum(g.sends for g in data[k])
-        diff = {f: b[f] / nb - a[f] / na for f in set(a) | set(b)}
-        order = sorted(diff, key=lambda f: -diff[f])
         print(f'\n== vCPU 0 (the writer\'s), {k} against tcp, all guests: '
               'instructions per send')
         print('(per send as above), the largest differences')
-        print(f'  {"function":44s} {"tcp":>8s} {k:>8s} {"diff":>8s}')
-        for f in order[:TOP] + ['...'] + order[-(TOP // 2):]:
-            if f == '...':
-                print('  ...')
-                continue
-            print(f'  {f[:44]:44s} {a[f] / na:8.1f} {b[f] / nb:8.1f} '
-                  f'{diff[f]:+8.1f}')
+        differences(k, set(a) | set(b), lambda f: a[f] / na,
+                    lambda f: b[f] / nb, 1)
+
+
+def differences(kind, funcs, tcp, other, digits):
+    """The functions where @other(f) differs most from @tcp(f)."""
+    diff = {f: other(f) - tcp(f) for f in funcs}
+    order = sorted(diff, key=lambda f: -diff[f])
+    print(f'  {"function":44s} {"tcp":>8s} {kind:>8s} {"diff":>8s}')
+    for f in order[:TOP] + ['...'] + order[-(TOP // 2):]:
+        if f == '...':
+            print('  ...')
+            continue
+        print(f'  {f[:44]:44s} {tcp(f):8.{digits}f} {other(f):8.{digits}f} '
+              f'{diff[f]:+8.{digits}f}')
 
 
 def times(data, kinds, base):
@@ -169,9 +179,9 @@ def times(data, kinds, base):
     print('\n== time: host microseconds per send each vCPU was busy (not '
           'idle), from the')
     print('samples, median over the guests; x TCP: per octet moved, as '
-          'above. The host\'s')
-    print('speed moves these by a third between guests: the shares below '
-          'do not move with it')
+          'above. These move')
+    print('with the host\'s speed from guest to guest; the shares below '
+          'do not')
     print(f'  {"kind":8s} {"vCPU 0":>8s} {"vCPU 1":>8s} {"vCPU 0 x TCP":>13s}'
           f' {"vCPU 1 x TCP":>13s}')
 
@@ -198,19 +208,11 @@ def times(data, kinds, base):
         fs = set()
         for g in base + data[k]:
             fs |= set(g.samples[0])
-        fs -= IDLE
-        diff = {f: share(data[k], f) - share(base, f) for f in fs}
-        order = sorted(diff, key=lambda f: -diff[f])
         print(f'\n== time on vCPU 0 (the writer\'s), {k} against tcp: '
               'share of its busy time')
         print('(%), median over the guests, the largest differences')
-        print(f'  {"function":44s} {"tcp":>8s} {k:>8s} {"diff":>8s}')
-        for f in order[:TOP] + ['...'] + order[-(TOP // 2):]:
-            if f == '...':
-                print('  ...')
-                continue
-            print(f'  {f[:44]:44s} {share(base, f):8.2f} '
-                  f'{share(data[k], f):8.2f} {diff[f]:+8.2f}')
+        differences(k, fs - IDLE, lambda f: share(base, f),
+                    lambda f, gs=data[k]: share(gs, f), 2)
 
 if __name__ == '__main__':
     main()

@@ -17,7 +17,7 @@
 # wakeups it takes, how the softirq work falls between the vCPUs), so each
 # kind runs in GUESTS guests (default 3), in turn (tcp both writes reads,
 # tcp both ...), and the report gives medians. The plugin also samples,
-# every 100 us of host time, the block each vCPU is in: the report adds
+# about every 100 us of host time, the block each vCPU is in: the report adds
 # where each vCPU's busy time went, as shares (under TCG an instruction's
 # time varies widely: a spin-wait, an atomic, a miss in QEMU's software
 # TLB), which the host's speed does not move as it moves the times
@@ -26,25 +26,10 @@
 set -e
 . "$(dirname "$0")/../lib.sh"
 
-guests=3 rounds=3 scale=2000 size=0
-while getopts n:r:s:S: opt; do
-	case $opt in
-	n) guests=$OPTARG ;;
-	r) rounds=$OPTARG ;;
-	s) scale=$OPTARG ;;
-	S) size=$OPTARG ;;
-	*) die "usage: $0 [-n GUESTS] [-r TRANSFERS] [-s SCALE%] [-S SIZE] [KIND...]" ;;
-	esac
-done
+sides_opts n:r:s:S: "$0 [-n GUESTS] [-r TRANSFERS] [-s SCALE%] [-S SIZE] [KIND...]" "$@"
 shift $((OPTIND - 1))
-kinds=${*:-tcp both writes reads}
+kinds=$(sides_kinds "$@")
 [ "$guests" -ge 1 ] 2> /dev/null || die "-n $guests: one guest at least"
-for kind in $kinds; do
-	case $kind in
-	tcp | both | writes | reads) ;;
-	*) die "$kind: the kinds are tcp, both, writes and reads" ;;
-	esac
-done
 
 MPA_BENCH_BUILD_ONLY=1 "$MPA_TOP/tools/testing/bench/bench.sh"
 plugin=$MPA_BUILD/bench/libicount.so

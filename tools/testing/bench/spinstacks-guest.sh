@@ -5,8 +5,10 @@
 # spinstacks-guest.sh -r N -s SCALE -S SIZE KIND...
 # For each KIND, one mpabench -X KIND run (tools/testing/bench/guest.sh)
 # with a kprobe on native_queued_spin_lock_slowpath() whose hist trigger
-# counts the stacks it is reached from: /run/results/KIND.hist, and
-# mpabench's output in /run/results/KIND.run.
+# counts the CPUs and stacks it is reached from: /run/results/KIND.hist,
+# and mpabench's output in /run/results/KIND.run. The trigger is on for
+# the whole run: the namespaces' setup and mpabench's own are counted too
+# (a few entries, against thousands in the transfers).
 set -e
 [ "$1" = -r ] && [ "$3" = -s ] && [ "$5" = -S ] ||
 	{ echo "usage: $0 -r N -s SCALE -S SIZE KIND..." >&2; exit 1; }
@@ -15,7 +17,7 @@ shift 6
 T=/sys/kernel/tracing
 [ -d $T/events ] || mount -t tracefs nodev $T
 echo 'p:mpa_spin native_queued_spin_lock_slowpath' >> $T/kprobe_events
-hist='hist:keys=common_stacktrace:vals=hitcount:sort=hitcount.descending:size=8192'
+hist='hist:keys=common_cpu,common_stacktrace:vals=hitcount:sort=hitcount.descending:size=8192'
 for kind in "$@"; do
 	echo "$hist" > $T/events/kprobes/mpa_spin/trigger
 	# shellcheck disable=SC2086 # the arguments are words
