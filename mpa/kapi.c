@@ -439,8 +439,7 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 	locked = mpa_klock(c);
 	if (!mpa_conn_full(c)) {
 		ret = -ENOTCONN;
-	} else if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) ||
-		   !((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))) {
+	} else if (!mpa_tcp_sends(sk) || (sk->sk_shutdown & SEND_SHUTDOWN)) {
 		ret = -EPIPE;
 	} else if (c->tx_open || !mpa_tx_room(c)) {
 		c->kwant_room = true;
