@@ -13,6 +13,7 @@
 #include <net/inet_connection_sock.h>
 #include <net/mpa.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 #include <uapi/linux/mpa.h>
 
 #include "core/core.h"
@@ -279,17 +280,53 @@ static inline bool mpa_conn_full(const struct mpa_conn *c)
 }
 
 /*
- * May TCP's sendmsg be called for what MPA holds? Not once TCP has an
- * error to tell or has left the states that send: its sendmsg would then
- * read and clear the socket's error (sock_error()), which is the
- * receiver's or the sender's to report (mpa_rx_end(): a reset is error
- * code 1 with its errno, not an end of file).
+ * May TCP's sendmsg be called for what MPA holds? While TCP is in a state
+ * that sends. A reset or a timeout closes TCP (TCP_CLOSE) as it sets the
+ * socket's error, which TCP's sendmsg would read and clear (sock_error())
+ * and which is the reader's to report (mpa_rx_end(): a reset is error
+ * code 1 with its errno, not an end of file). An error on a TCP still open
+ * is a soft one, which does not stop TCP (mpa_tcp_soft_error()).
  */
 static inline bool mpa_tcp_sends(const struct sock *sk)
 {
-	return !READ_ONCE(sk->sk_err) &&
-	       ((1 << READ_ONCE(sk->sk_state)) &
-		(TCPF_ESTABLISHED | TCPF_CLOSE_WAIT));
+	return (1 << READ_ONCE(sk->sk_state)) &
+	       (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT);
+}
+
+/*
+ * A soft error: an ICMP error that tcp_v4_err() or tcp_v6_err() set on a
+ * socket with IP_RECVERR (IPV6_RECVERR) while TCP stays open. As on TCP,
+ * it is the socket user's to read, once (SO_ERROR, recv, send); TCP goes
+ * on sending what it holds, and MPA what it holds (mpa_tcp_sendmsg()).
+ */
+static inline bool mpa_tcp_soft_error(const struct sock *sk)
+{
+	return READ_ONCE(sk->sk_err) && READ_ONCE(sk->sk_state) != TCP_CLOSE;
+}
+
+/*
+ * tcp_sendmsg_locked() for what MPA has accepted already. TCP's sendmsg
+ * takes nothing while the socket has an error, and reads and clears it: a
+ * soft error (mpa_tcp_soft_error()) is lifted around the call and put
+ * back, and pollers that looked meanwhile are told again. The socket is
+ * locked (tcp_v4_err() then only sets sk_err_soft) or bh-locked (no ICMP
+ * handler runs): no error can come meanwhile.
+ */
+static inline int mpa_tcp_sendmsg(struct sock *sk, struct msghdr *msg,
+				  size_t len)
+{
+	int err = READ_ONCE(sk->sk_err);
+	int ret;
+
+	if (likely(!err))
+		return tcp_sendmsg_locked(sk, msg, len);
+	WRITE_ONCE(sk->sk_err, 0);
+	ret = tcp_sendmsg_locked(sk, msg, len);
+	if (!READ_ONCE(sk->sk_err)) {
+		WRITE_ONCE(sk->sk_err, err);
+		sk_error_report(sk);
+	}
+	return ret;
 }
 
 static inline struct net *mpa_conn_net(const struct mpa_conn *c)

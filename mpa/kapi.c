@@ -112,7 +112,14 @@ static void mpa_kdeliver(struct mpa_conn *c)
 	while (!c->kpaused && !c->kended) {
 		ret = mpa_rx_ulpdu(c, &u);
 		if (ret == -EAGAIN) {
-			/* nothing whole: has the stream ended? */
+			/*
+			 * Nothing whole: has the stream ended? A soft error
+			 * does not end it, and the consumer has no reader
+			 * to tell it to: it is read here, where TCP's reader
+			 * would.
+			 */
+			if (mpa_tcp_soft_error(c->sk))
+				sock_error(c->sk);
 			ret = mpa_rx_end(c, &eof);
 			if (ret || c->rx_err) {
 				if (!c->err.errnum)

@@ -509,7 +509,9 @@ bool mpa_rx_process(struct mpa_conn *c)
  * @eof: set when it has
  *
  * Return: 0 (with *@eof clear: wait for more), or what recv returns: a
- * reset's error, -EPROTO for a FIN inside an FPDU, 0 for end of file.
+ * reset's error, -EPROTO for a FIN inside an FPDU, 0 for end of file; or
+ * a soft error (mpa_tcp_soft_error()), with *@eof clear: the stream goes
+ * on.
  */
 int mpa_rx_end(struct mpa_conn *c, bool *eof)
 {
@@ -517,6 +519,10 @@ int mpa_rx_end(struct mpa_conn *c, bool *eof)
 	int err;
 
 	*eof = false;
+	if (mpa_tcp_soft_error(sk)) {
+		/* reported once, as TCP's recv does; the stream goes on */
+		return sock_error(sk);
+	}
 	if (sk->sk_err) {
 		/* RST (code 1): after the whole FPDUs queued before it */
 		err = sock_error(sk);

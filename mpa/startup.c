@@ -102,7 +102,7 @@ void mpa_startup_push(struct mpa_conn *c)
 			return;
 		}
 		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);
-		ret = tcp_sendmsg_locked(sk, &msg, kv.iov_len);
+		ret = mpa_tcp_sendmsg(sk, &msg, kv.iov_len);
 		if (ret == -EAGAIN)
 			return;		/* mpa_write_space() calls again */
 		if (ret <= 0) {

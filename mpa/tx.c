@@ -678,7 +678,7 @@ static int mpa_tx_hand(struct mpa_conn *c, const struct mpa_fpdu_layout *lo,
 	mpa_tx_align(c, lo->span, NULL);
 	msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, 1, lo->span);
-	took = tcp_sendmsg_locked(sk, &msg, lo->span);
+	took = mpa_tcp_sendmsg(sk, &msg, lo->span);
 	if (took == lo->span) {
 		mpa_tx_sent(c, lo);
 		c->tx_pos += lo->span;
@@ -813,7 +813,7 @@ static int mpa_tx_run_flush(struct mpa_conn *c)
 	/* TCP must not count the run as queued; it charges what it takes */
 	sk_wmem_queued_add(sk, -(int)len);
 	WRITE_ONCE(c->tx_pushing, true);
-	took = tcp_sendmsg_locked(sk, &msg, len);
+	took = mpa_tcp_sendmsg(sk, &msg, len);
 	WRITE_ONCE(c->tx_pushing, false);
 	sk_wmem_queued_add(sk, len);
 	if (took == len) {
@@ -1124,7 +1124,7 @@ int mpa_tx_push(struct mpa_conn *c)
 		if (!list_is_last(&r->list, &c->tx_queue))
 			msg.msg_flags |= MSG_MORE;
 		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, left);
-		ret = tcp_sendmsg_locked(sk, &msg, left);
+		ret = mpa_tcp_sendmsg(sk, &msg, left);
 		if (ret <= 0)
 			break;
 		/*

@@ -24,6 +24,11 @@
  *             one segment (a packet socket watches the receiver's side),
  *             nothing is lost; an EMSS below 128 + overhead keeps MULPDU at
  *             128 (R-4.5-8)
+ *   unreach   a router answers with ICMP "host unreachable" for a while:
+ *             with IP_RECVERR a soft error, which MPA's own pushes neither
+ *             stop at nor clear; what MPA holds goes once the route is
+ *             back, also behind a shutdown(SHUT_WR); recv() reports the
+ *             error once and the stream goes on
  *   kmulpdu   mpa_kmulpdu() of a kernel consumer (samples/mpa/mpa_echo.ko)
  *             follows its connection's MTU the same way
  *
@@ -1208,6 +1213,24 @@ static size_t f_cap_layout(const struct f_cap *cp, const uint32_t *start,
 }
 
 /*
+ * A -- R -- B, three new namespaces: A's va (10.78.1.1) joined to R's ra
+ * (10.78.1.2), R's rb (10.78.2.1) to B's vb (10.78.2.2). R forwards, and
+ * answers every packet it cannot forward with its ICMP error (no rate
+ * limit of its own). 0, or -1.
+ */
+static int f_routed(struct f_ns *a, struct f_ns *r, struct f_ns *b)
+{
+	if (f_ns_add(a, "a") || f_ns_add(r, "r") || f_ns_add(b, "b") ||
+	    f_veth(a, "va", "10.78.1.1/24", r, "ra", "10.78.1.2/24") ||
+	    f_veth(r, "rb", "10.78.2.1/24", b, "vb", "10.78.2.2/24") ||
+	    f_sh("ip %s route add 10.78.2.0/24 via 10.78.1.2", f_n(a)) ||
+	    f_sh("ip %s route add 10.78.1.0/24 via 10.78.2.1", f_n(b)) ||
+	    f_sysctl(r, "net/ipv4/ip_forward", "1"))
+		return -1;
+	return f_sysctl(r, "net/ipv4/icmp_ratelimit", "0");
+}
+
+/*
  * pmtu: A (the Initiator, which sends) -- R (a router) -- B (the
  * Responder, which receives). The MTU of R's interface towards B changes
  * while A sends; R answers a segment too large with ICMP "fragmentation
@@ -1346,20 +1369,7 @@ FIXTURE_SETUP(pmtu)
 {
 	signal(SIGPIPE, SIG_IGN);
 	self->lfd = self->i = self->resp = -1;
-	ASSERT_EQ(0, f_ns_add(&self->a, "a"));
-	ASSERT_EQ(0, f_ns_add(&self->r, "r"));
-	ASSERT_EQ(0, f_ns_add(&self->b, "b"));
-	ASSERT_EQ(0, f_veth(&self->a, "va", "10.78.1.1/24", &self->r, "ra",
-			    "10.78.1.2/24"));
-	ASSERT_EQ(0, f_veth(&self->r, "rb", "10.78.2.1/24", &self->b, "vb",
-			    "10.78.2.2/24"));
-	ASSERT_EQ(0, f_sh("ip %s route add 10.78.2.0/24 via 10.78.1.2",
-			  f_n(&self->a)));
-	ASSERT_EQ(0, f_sh("ip %s route add 10.78.1.0/24 via 10.78.2.1",
-			  f_n(&self->b)));
-	ASSERT_EQ(0, f_sysctl(&self->r, "net/ipv4/ip_forward", "1"));
-	/* every too-big segment gets its ICMP */
-	ASSERT_EQ(0, f_sysctl(&self->r, "net/ipv4/icmp_ratelimit", "0"));
+	ASSERT_EQ(0, f_routed(&self->a, &self->r, &self->b));
 	/* accept a PMTU below 552 (R-4.5-8's case) instead of fragmenting */
 	ASSERT_EQ(0, f_sysctl(&self->a, "net/ipv4/route/min_pmtu", "68"));
 	/* one segment per packet: the capture sees the segments */
@@ -1592,6 +1602,186 @@ TEST_F_TIMEOUT(pmtu, mulpdu_follows, 300)
 	free(seg_whole);
 	free(tx.rec);
 	free(rx.len);
+}
+
+/*
+ * unreach: A (the Initiator, which sends, with IP_RECVERR) -- R -- B (the
+ * Responder). R loses its route to B for a while and answers A's segments
+ * with ICMP "host unreachable" (code 1). On a TCP still open that is a
+ * soft error: with IP_RECVERR, tcp_v4_err() sets it on A's socket for A's
+ * user to read (once: SO_ERROR, recv, send), and TCP goes on sending what
+ * it holds once the route is back. The same must hold for the FPDUs MPA
+ * holds: its own pushes neither stop at the error nor take it from A's
+ * user (TCP's sendmsg reads and clears it), a shutdown(SHUT_WR) sends the
+ * FIN behind them rather than a reset, and a recv() that returns the error
+ * does not end the stream as a reset would.
+ */
+#define UR_SIZE		4000
+#define UR_MAX		256
+#define UR_SEED		9100
+
+FIXTURE(unreach)
+{
+	struct f_ns a, r, b;
+	int lfd, i, resp;
+	size_t sizes[UR_MAX];
+	size_t n;
+	uint8_t buf[UR_SIZE];
+};
+
+FIXTURE_SETUP(unreach)
+{
+	int one = 1, sndbuf = 16384, rcvbuf = 8192, soft = 0;
+	long end = t_now_ms() + F_WAIT;
+	struct mpa_stats st;
+	size_t k;
+	ssize_t r;
+
+	signal(SIGPIPE, SIG_IGN);
+	self->lfd = self->i = self->resp = -1;
+	ASSERT_EQ(0, f_routed(&self->a, &self->r, &self->b));
+	self->lfd = f_listen(&self->b, F_PORT);
+	ASSERT_LE(0, self->lfd);
+	/*
+	 * B's small window makes A's TCP build small skbs, so that it may
+	 * stop taking an FPDU half way (MPA then holds the FPDU)
+	 */
+	ASSERT_EQ(0, setsockopt(self->lfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				sizeof(rcvbuf)));
+	ASSERT_EQ(0, f_connect(&self->a, "10.78.2.2", F_PORT, self->lfd,
+			       &self->i, &self->resp));
+	ASSERT_EQ(0, t_mpa_establish(self->i, self->resp, false, false,
+				     true));
+	ASSERT_EQ(0, f_timeouts(self->resp, F_WAIT));
+	ASSERT_EQ(0, setsockopt(self->i, SOL_IP, IP_RECVERR, &one,
+				sizeof(one)));
+	ASSERT_EQ(0, setsockopt(self->i, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf)));
+	ASSERT_EQ(0, t_nonblock(self->i));
+
+	/* R loses its route to B: A's segments get ICMP errors */
+	ASSERT_EQ(0, f_sh("ip %s route add unreachable 10.78.2.2/32",
+			  f_n(&self->r)));
+	/*
+	 * A sends until no room comes back: nothing is acknowledged, so
+	 * TCP's queue fills and MPA holds what TCP cannot take. A send that
+	 * reports the error (TCP's way: once, nothing taken) is made again.
+	 */
+	for (k = 0; k < UR_MAX; k++) {
+		self->sizes[k] = UR_SIZE - k % 7;
+		t_fill(self->buf, self->sizes[k], UR_SEED + k);
+		r = send(self->i, self->buf, self->sizes[k], MSG_NOSIGNAL);
+		if (r < 0 && errno == EHOSTUNREACH) {
+			soft++;
+			k--;
+			continue;
+		}
+		if (r < 0) {
+			ASSERT_EQ(EAGAIN, errno);
+			if (t_poll(self->i, POLLOUT, 500) & POLLOUT) {
+				k--;
+				continue;
+			}
+			break;
+		}
+		ASSERT_EQ((ssize_t)self->sizes[k], r);
+	}
+	ASSERT_GT(UR_MAX, k) TH_LOG("the sender never stopped");
+	self->n = k;
+	ASSERT_EQ(0, mpa_getstruct(self->i, MPA_STATS, &st, sizeof(st)));
+	TH_LOG("%zu ULPDUs sent, %llu of them taken by TCP; %d sends told of the error",
+	       self->n, (unsigned long long)st.tx_fpdus, soft);
+	ASSERT_LT(st.tx_fpdus, self->n) TH_LOG("MPA holds none");
+	/* TCP's retransmissions bring the error again: wait for it */
+	while (!(t_poll(self->i, 0, 100) & POLLERR) && t_now_ms() < end)
+		;
+	ASSERT_TRUE(t_poll(self->i, 0, 0) & POLLERR)
+		TH_LOG("no ICMP error within %d ms", F_WAIT);
+}
+
+FIXTURE_TEARDOWN(unreach)
+{
+	if (self->i >= 0)
+		close(self->i);
+	if (self->resp >= 0)
+		close(self->resp);
+	if (self->lfd >= 0)
+		close(self->lfd);
+	f_ns_del(&self->a);
+	f_ns_del(&self->r);
+	f_ns_del(&self->b);
+}
+
+/* R has its route to B again. */
+static int ur_route_back(FIXTURE_DATA(unreach) *self)
+{
+	return f_sh("ip %s route del unreachable 10.78.2.2/32",
+		    f_n(&self->r));
+}
+
+/*
+ * A's user does nothing: TCP and MPA send it all once the route is back,
+ * and the error is still A's to read.
+ */
+TEST_F_TIMEOUT(unreach, held_go, 180)
+{
+	uint8_t b[8];
+
+	ASSERT_EQ(0, ur_route_back(self));
+	t_rx_check(_metadata, self->resp, self->sizes, self->n, UR_SEED);
+	EXPECT_EQ(EHOSTUNREACH, t_so_error(self->i));
+	EXPECT_MPA_ERROR(self->i, 0, 0, 0);
+	ASSERT_EQ(0, shutdown(self->i, SHUT_WR));
+	EXPECT_EQ(0, recv(self->resp, b, sizeof(b), 0))
+		TH_LOG("no end of file: errno %d", errno);
+}
+
+/*
+ * shutdown(SHUT_WR) with the error set: the FIN goes behind what MPA
+ * holds, as on TCP, not a reset; the error stays A's.
+ */
+TEST_F_TIMEOUT(unreach, shutdown, 180)
+{
+	uint8_t b[8];
+
+	ASSERT_EQ(0, shutdown(self->i, SHUT_WR));
+	ASSERT_EQ(0, ur_route_back(self));
+	t_rx_check(_metadata, self->resp, self->sizes, self->n, UR_SEED);
+	EXPECT_EQ(0, recv(self->resp, b, sizeof(b), 0))
+		TH_LOG("no end of file: errno %d (%s)", errno,
+		       strerror(errno));
+	EXPECT_EQ(EHOSTUNREACH, t_so_error(self->i));
+}
+
+/*
+ * recv() returns the error, once, as on TCP; it is not a reset: no MPA
+ * error, and the stream goes on both ways to a clean end.
+ */
+TEST_F_TIMEOUT(unreach, recv, 180)
+{
+	uint8_t want[64], got[sizeof(want)];
+
+	ASSERT_EQ(0, ur_route_back(self));
+	EXPECT_EQ(-1, recv(self->i, got, sizeof(got), MSG_DONTWAIT));
+	EXPECT_EQ(EHOSTUNREACH, errno);
+	EXPECT_MPA_ERROR(self->i, 0, 0, 0);
+	EXPECT_EQ(-1, recv(self->i, got, sizeof(got), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	t_rx_check(_metadata, self->resp, self->sizes, self->n, UR_SEED);
+	t_fill(want, sizeof(want), 78);
+	ASSERT_EQ((ssize_t)sizeof(want), send(self->resp, want, sizeof(want),
+					      MSG_NOSIGNAL));
+	ASSERT_TRUE(t_poll(self->i, POLLIN, F_WAIT) & POLLIN);
+	ASSERT_EQ((ssize_t)sizeof(got), recv(self->i, got, sizeof(got),
+					     MSG_DONTWAIT))
+		TH_LOG("the peer's ULPDU: errno %d", errno);
+	EXPECT_EQ(0, memcmp(want, got, sizeof(got)));
+	ASSERT_EQ(0, shutdown(self->resp, SHUT_WR));
+	ASSERT_TRUE(t_poll(self->i, POLLIN, F_WAIT) & POLLIN);
+	EXPECT_EQ(0, recv(self->i, got, sizeof(got), MSG_DONTWAIT))
+		TH_LOG("no end of file: errno %d", errno);
+	EXPECT_MPA_ERROR(self->i, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 0);
 }
 
 /*
