@@ -111,6 +111,20 @@ static void mpa_write_space(struct sock *sk)
 	c->saved_write_space(sk);
 }
 
+/*
+ * TCP tells of an error: a soft one while it stays open (tcp_v4_err(),
+ * tcp_v6_err()), a reset or a timeout once closed (tcp_done_with_error(),
+ * tcp_disconnect()). Which it was is known only now (mpa_tcp_soft_error()).
+ */
+static void mpa_error_report(struct sock *sk)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+
+	WRITE_ONCE(c->soft_err, sk->sk_state == TCP_CLOSE ? 0 :
+		   READ_ONCE(sk->sk_err));
+	c->saved_error_report(sk);
+}
+
 static void mpa_state_change(struct sock *sk)
 {
 	struct mpa_conn *c = mpa_conn(sk);
@@ -160,10 +174,12 @@ struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp)
 	c->saved_data_ready = sk->sk_data_ready;
 	c->saved_write_space = sk->sk_write_space;
 	c->saved_state_change = sk->sk_state_change;
+	c->saved_error_report = sk->sk_error_report;
 	rcu_assign_pointer(inet_csk(sk)->icsk_ulp_data, c);
 	sk->sk_data_ready = mpa_data_ready;
 	sk->sk_write_space = mpa_write_space;
 	sk->sk_state_change = mpa_state_change;
+	sk->sk_error_report = mpa_error_report;
 	write_unlock_bh(&sk->sk_callback_lock);
 	mpa_net_conn_add(c);
 	return c;
@@ -211,6 +227,8 @@ void mpa_conn_detach(struct mpa_conn *c)
 		sk->sk_write_space = c->saved_write_space;
 	if (sk->sk_state_change == mpa_state_change)
 		sk->sk_state_change = c->saved_state_change;
+	if (sk->sk_error_report == mpa_error_report)
+		sk->sk_error_report = c->saved_error_report;
 	write_unlock_bh(&sk->sk_callback_lock);
 }
 

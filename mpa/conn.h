@@ -102,6 +102,9 @@ enum {
  * @saved_data_ready: the socket's sk_data_ready before MPA
  * @saved_write_space: the socket's sk_write_space before MPA
  * @saved_state_change: the socket's sk_state_change before MPA
+ * @saved_error_report: the socket's sk_error_report before MPA
+ * @soft_err: the socket error TCP last reported while open, a soft one
+ *	(mpa_tcp_soft_error()); 0 after one reported closed
  * @state: enum mpa_state; changed under the socket lock, read locklessly
  *	by poll
  * @role: MPA_ROLE_INITIATOR or MPA_ROLE_RESPONDER, 0 until set
@@ -189,6 +192,8 @@ struct mpa_conn {
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
+	void (*saved_error_report)(struct sock *sk);
+	int soft_err;
 
 	u8 state;
 	u8 role;
@@ -285,7 +290,7 @@ static inline bool mpa_conn_full(const struct mpa_conn *c)
  * socket's error, which TCP's sendmsg would read and clear (sock_error())
  * and which is the reader's to report (mpa_rx_end(): a reset is error
  * code 1 with its errno, not an end of file). An error on a TCP still open
- * is a soft one, which does not stop TCP (mpa_tcp_soft_error()).
+ * is a soft one, which does not stop it (mpa_tcp_soft_error()).
  */
 static inline bool mpa_tcp_sends(const struct sock *sk)
 {
@@ -294,38 +299,53 @@ static inline bool mpa_tcp_sends(const struct sock *sk)
 }
 
 /*
- * A soft error: an ICMP error that tcp_v4_err() or tcp_v6_err() set on a
- * socket with IP_RECVERR (IPV6_RECVERR) while TCP stays open. As on TCP,
- * it is the socket user's to read, once (SO_ERROR, recv, send); TCP goes
- * on sending what it holds, and MPA what it holds (mpa_tcp_sendmsg()).
+ * Is the socket's error a soft one? An ICMP error that tcp_v4_err() or
+ * tcp_v6_err() set on a socket with IP_RECVERR (IPV6_RECVERR) and reported
+ * while TCP stays open (@soft_err, from mpa_error_report()); a reset or a
+ * timeout is reported once TCP is closed. As on TCP, a soft error is the
+ * socket user's to read, once (SO_ERROR, recv, send), and ends nothing:
+ * TCP goes on sending what it holds, and MPA what it holds
+ * (mpa_tcp_sendmsg()). It stays soft when TCP later closes cleanly.
  */
-static inline bool mpa_tcp_soft_error(const struct sock *sk)
+static inline bool mpa_tcp_soft_error(const struct mpa_conn *c)
 {
-	return READ_ONCE(sk->sk_err) && READ_ONCE(sk->sk_state) != TCP_CLOSE;
+	const struct sock *sk = c->sk;
+	int err = READ_ONCE(sk->sk_err);
+
+	return err && (READ_ONCE(sk->sk_state) != TCP_CLOSE ||
+		       err == READ_ONCE(c->soft_err));
 }
 
 /*
- * tcp_sendmsg_locked() for what MPA has accepted already. TCP's sendmsg
- * takes nothing while the socket has an error, and reads and clears it: a
- * soft error (mpa_tcp_soft_error()) is lifted around the call and put
- * back, and pollers that looked meanwhile are told again. The socket is
- * locked (tcp_v4_err() then only sets sk_err_soft) or bh-locked (no ICMP
- * handler runs): no error can come meanwhile.
+ * TCP's sendmsg takes nothing while the socket has an error, and reads and
+ * clears it. For what MPA has accepted already, a soft error is lifted
+ * around the call (mpa_tcp_err_lift()) and put back after
+ * (mpa_tcp_err_put()), unless another came meanwhile (a reset processed
+ * from the backlog); pollers that looked meanwhile are told again. The
+ * socket is locked (tcp_v4_err() then only sets sk_err_soft) or bh-locked
+ * (no ICMP handler runs): only SO_ERROR, which takes the error without the
+ * lock, may come between, and then reads it once.
  */
+static inline int mpa_tcp_err_lift(struct sock *sk)
+{
+	return READ_ONCE(sk->sk_err) ? xchg(&sk->sk_err, 0) : 0;
+}
+
+static inline void mpa_tcp_err_put(struct sock *sk, int err)
+{
+	if (err && !cmpxchg(&sk->sk_err, 0, err))
+		sk_error_report(sk);
+}
+
+/* tcp_sendmsg_locked() for what MPA has accepted already */
 static inline int mpa_tcp_sendmsg(struct sock *sk, struct msghdr *msg,
 				  size_t len)
 {
-	int err = READ_ONCE(sk->sk_err);
+	int err = mpa_tcp_err_lift(sk);
 	int ret;
 
-	if (likely(!err))
-		return tcp_sendmsg_locked(sk, msg, len);
-	WRITE_ONCE(sk->sk_err, 0);
 	ret = tcp_sendmsg_locked(sk, msg, len);
-	if (!READ_ONCE(sk->sk_err)) {
-		WRITE_ONCE(sk->sk_err, err);
-		sk_error_report(sk);
-	}
+	mpa_tcp_err_put(sk, err);
 	return ret;
 }
 

@@ -118,7 +118,7 @@ static void mpa_kdeliver(struct mpa_conn *c)
 			 * to tell it to: it is read here, where TCP's reader
 			 * would.
 			 */
-			if (mpa_tcp_soft_error(c->sk))
+			if (mpa_tcp_soft_error(c))
 				sock_error(c->sk);
 			ret = mpa_rx_end(c, &eof);
 			if (ret || c->rx_err) {

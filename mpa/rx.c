@@ -516,14 +516,20 @@ bool mpa_rx_process(struct mpa_conn *c)
 int mpa_rx_end(struct mpa_conn *c, bool *eof)
 {
 	struct sock *sk = c->sk;
+	bool soft;
 	int err;
 
 	*eof = false;
-	if (mpa_tcp_soft_error(sk)) {
-		/* reported once, as TCP's recv does; the stream goes on */
+	soft = mpa_tcp_soft_error(c);
+	if (soft && !sock_flag(sk, SOCK_DONE)) {
+		/*
+		 * Reported once, as TCP's recv does before the peer's FIN
+		 * (after it, as there, SO_ERROR alone tells); the stream
+		 * goes on.
+		 */
 		return sock_error(sk);
 	}
-	if (sk->sk_err) {
+	if (sk->sk_err && !soft) {
 		/* RST (code 1): after the whole FPDUs queued before it */
 		err = sock_error(sk);
 		if (!c->err.code) {

@@ -1074,7 +1074,7 @@ int mpa_tx_push(struct mpa_conn *c)
 	struct sock *sk = c->sk;
 	struct mpa_tx_rec *r;
 	u32 charged;
-	int ret = 0;
+	int ret = 0, err;
 
 	if (c->tx_held || c->tx_sent != c->tx_len)
 		return 0;
@@ -1094,6 +1094,8 @@ int mpa_tx_push(struct mpa_conn *c)
 	charged = c->tx_charged;
 	sk_wmem_queued_add(sk, -(int)charged);
 	WRITE_ONCE(c->tx_pushing, true);
+	/* once for all the records, rather than in mpa_tcp_sendmsg() */
+	err = mpa_tcp_err_lift(sk);
 
 	while ((r = list_first_entry_or_null(&c->tx_queue, struct mpa_tx_rec,
 					     list))) {
@@ -1146,6 +1148,7 @@ int mpa_tx_push(struct mpa_conn *c)
 		mpa_tx_rec_free(c, r);
 		ret = 0;
 	}
+	mpa_tcp_err_put(sk, err);
 	WRITE_ONCE(c->tx_pushing, false);
 	sk_wmem_queued_add(sk, charged);
 	if (ret != -EAGAIN)

@@ -28,7 +28,7 @@
  *             with IP_RECVERR a soft error, which MPA's own pushes neither
  *             stop at nor clear; what MPA holds goes once the route is
  *             back, also behind a shutdown(SHUT_WR); recv() reports the
- *             error once and the stream goes on
+ *             error once and the stream goes on; a startup goes on
  *   kmulpdu   mpa_kmulpdu() of a kernel consumer (samples/mpa/mpa_echo.ko)
  *             follows its connection's MTU the same way
  *
@@ -201,30 +201,50 @@ static int f_socket(const struct f_ns *ns, int family)
 	return fd;
 }
 
-static void f_sin(struct sockaddr_in *sin, const char *addr, int port)
+/* @addr:@port, IPv6 when @addr has a colon: its length, or 0. */
+static socklen_t f_addr(struct sockaddr_storage *ss, const char *addr,
+			int port)
 {
-	memset(sin, 0, sizeof(*sin));
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (strchr(addr, ':')) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		return inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1 ?
+		       sizeof(*sin6) : 0;
+	}
 	sin->sin_family = AF_INET;
 	sin->sin_port = htons(port);
-	inet_pton(AF_INET, addr, &sin->sin_addr);
+	return inet_pton(AF_INET, addr, &sin->sin_addr) == 1 ? sizeof(*sin) : 0;
 }
 
-/* A listening socket on port @port of every address of @ns, or -1. */
-static int f_listen(const struct f_ns *ns, int port)
+/*
+ * A listening socket on port @port of every address of @ns of @family,
+ * or -1.
+ */
+static int f_listen_family(const struct f_ns *ns, int family, int port)
 {
-	struct sockaddr_in sin;
+	struct sockaddr_storage ss;
+	socklen_t len;
 	int one = 1, fd;
 
-	fd = f_socket(ns, AF_INET);
+	len = f_addr(&ss, family == AF_INET6 ? "::" : "0.0.0.0", port);
+	fd = f_socket(ns, family);
 	if (fd < 0)
 		return -1;
-	f_sin(&sin, "0.0.0.0", port);
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 16)) {
+	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 16)) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int f_listen(const struct f_ns *ns, int port)
+{
+	return f_listen_family(ns, AF_INET, port);
 }
 
 /*
@@ -234,14 +254,14 @@ static int f_listen(const struct f_ns *ns, int port)
 static int f_connect(const struct f_ns *ns, const char *addr, int port,
 		     int lfd, int *c, int *a)
 {
-	struct sockaddr_in sin;
+	struct sockaddr_storage ss;
+	socklen_t len = f_addr(&ss, addr, port);
 
 	*a = -1;
-	*c = f_socket(ns, AF_INET);
+	*c = len ? f_socket(ns, ss.ss_family) : -1;
 	if (*c < 0)
 		return -1;
-	f_sin(&sin, addr, port);
-	if (connect(*c, (struct sockaddr *)&sin, sizeof(sin)))
+	if (connect(*c, (struct sockaddr *)&ss, len))
 		goto fail;
 	if (lfd < 0)
 		return 0;
@@ -1213,9 +1233,10 @@ static size_t f_cap_layout(const struct f_cap *cp, const uint32_t *start,
 }
 
 /*
- * A -- R -- B, three new namespaces: A's va (10.78.1.1) joined to R's ra
- * (10.78.1.2), R's rb (10.78.2.1) to B's vb (10.78.2.2). R forwards, and
- * answers every packet it cannot forward with its ICMP error (no rate
+ * A -- R -- B, three new namespaces: A's va (10.78.1.1, fd78:1::1) joined
+ * to R's ra (10.78.1.2, fd78:1::2), R's rb (10.78.2.1, fd78:2::1) to B's
+ * vb (10.78.2.2, fd78:2::2), no duplicate address detection. R forwards,
+ * and answers every packet it cannot forward with its ICMP error (no rate
  * limit of its own). 0, or -1.
  */
 static int f_routed(struct f_ns *a, struct f_ns *r, struct f_ns *b)
@@ -1223,9 +1244,17 @@ static int f_routed(struct f_ns *a, struct f_ns *r, struct f_ns *b)
 	if (f_ns_add(a, "a") || f_ns_add(r, "r") || f_ns_add(b, "b") ||
 	    f_veth(a, "va", "10.78.1.1/24", r, "ra", "10.78.1.2/24") ||
 	    f_veth(r, "rb", "10.78.2.1/24", b, "vb", "10.78.2.2/24") ||
+	    f_sh("ip %s addr add fd78:1::1/64 dev va nodad", f_n(a)) ||
+	    f_sh("ip %s addr add fd78:1::2/64 dev ra nodad", f_n(r)) ||
+	    f_sh("ip %s addr add fd78:2::1/64 dev rb nodad", f_n(r)) ||
+	    f_sh("ip %s addr add fd78:2::2/64 dev vb nodad", f_n(b)) ||
 	    f_sh("ip %s route add 10.78.2.0/24 via 10.78.1.2", f_n(a)) ||
 	    f_sh("ip %s route add 10.78.1.0/24 via 10.78.2.1", f_n(b)) ||
-	    f_sysctl(r, "net/ipv4/ip_forward", "1"))
+	    f_sh("ip %s -6 route add fd78:2::/64 via fd78:1::2", f_n(a)) ||
+	    f_sh("ip %s -6 route add fd78:1::/64 via fd78:2::1", f_n(b)) ||
+	    f_sysctl(r, "net/ipv4/ip_forward", "1") ||
+	    f_sysctl(r, "net/ipv6/conf/all/forwarding", "1") ||
+	    f_sysctl(r, "net/ipv6/icmp/ratelimit", "0"))
 		return -1;
 	return f_sysctl(r, "net/ipv4/icmp_ratelimit", "0");
 }
@@ -1606,9 +1635,10 @@ TEST_F_TIMEOUT(pmtu, mulpdu_follows, 300)
 
 /*
  * unreach: A (the Initiator, which sends, with IP_RECVERR) -- R -- B (the
- * Responder). R loses its route to B for a while and answers A's segments
- * with ICMP "host unreachable" (code 1). On a TCP still open that is a
- * soft error: with IP_RECVERR, tcp_v4_err() sets it on A's socket for A's
+ * Responder), over IPv4 and IPv6. R loses its route to B for a while and
+ * answers A's segments with ICMP "host unreachable" (ICMPv6 "no route").
+ * On a TCP still open that is a soft error: with IP_RECVERR
+ * (IPV6_RECVERR), tcp_v4_err() (tcp_v6_err()) sets it on A's socket for A's
  * user to read (once: SO_ERROR, recv, send), and TCP goes on sending what
  * it holds once the route is back. The same must hold for the FPDUs MPA
  * holds: its own pushes neither stop at the error nor take it from A's
@@ -1629,18 +1659,33 @@ FIXTURE(unreach)
 	uint8_t buf[UR_SIZE];
 };
 
+FIXTURE_VARIANT(unreach)
+{
+	int family;
+	const char *b_addr;	/* B, and the route R loses */
+	int err;		/* the ICMP error's errno */
+};
+
+/* ICMP destination unreachable, host unreachable */
+FIXTURE_VARIANT_ADD(unreach, v4)
+{
+	.family = AF_INET, .b_addr = "10.78.2.2", .err = EHOSTUNREACH,
+};
+
+/* ICMPv6 destination unreachable, no route */
+FIXTURE_VARIANT_ADD(unreach, v6)
+{
+	.family = AF_INET6, .b_addr = "fd78:2::2", .err = ENETUNREACH,
+};
+
 FIXTURE_SETUP(unreach)
 {
-	int one = 1, sndbuf = 16384, rcvbuf = 8192, soft = 0;
-	long end = t_now_ms() + F_WAIT;
-	struct mpa_stats st;
-	size_t k;
-	ssize_t r;
+	int one = 1, rcvbuf = 8192, ret;
 
 	signal(SIGPIPE, SIG_IGN);
 	self->lfd = self->i = self->resp = -1;
 	ASSERT_EQ(0, f_routed(&self->a, &self->r, &self->b));
-	self->lfd = f_listen(&self->b, F_PORT);
+	self->lfd = f_listen_family(&self->b, variant->family, F_PORT);
 	ASSERT_LE(0, self->lfd);
 	/*
 	 * B's small window makes A's TCP build small skbs, so that it may
@@ -1648,55 +1693,15 @@ FIXTURE_SETUP(unreach)
 	 */
 	ASSERT_EQ(0, setsockopt(self->lfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
 				sizeof(rcvbuf)));
-	ASSERT_EQ(0, f_connect(&self->a, "10.78.2.2", F_PORT, self->lfd,
+	ASSERT_EQ(0, f_connect(&self->a, variant->b_addr, F_PORT, self->lfd,
 			       &self->i, &self->resp));
-	ASSERT_EQ(0, t_mpa_establish(self->i, self->resp, false, false,
-				     true));
+	if (variant->family == AF_INET6)
+		ret = setsockopt(self->i, SOL_IPV6, IPV6_RECVERR, &one,
+				 sizeof(one));
+	else
+		ret = setsockopt(self->i, SOL_IP, IP_RECVERR, &one, sizeof(one));
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, f_timeouts(self->resp, F_WAIT));
-	ASSERT_EQ(0, setsockopt(self->i, SOL_IP, IP_RECVERR, &one,
-				sizeof(one)));
-	ASSERT_EQ(0, setsockopt(self->i, SOL_SOCKET, SO_SNDBUF, &sndbuf,
-				sizeof(sndbuf)));
-	ASSERT_EQ(0, t_nonblock(self->i));
-
-	/* R loses its route to B: A's segments get ICMP errors */
-	ASSERT_EQ(0, f_sh("ip %s route add unreachable 10.78.2.2/32",
-			  f_n(&self->r)));
-	/*
-	 * A sends until no room comes back: nothing is acknowledged, so
-	 * TCP's queue fills and MPA holds what TCP cannot take. A send that
-	 * reports the error (TCP's way: once, nothing taken) is made again.
-	 */
-	for (k = 0; k < UR_MAX; k++) {
-		self->sizes[k] = UR_SIZE - k % 7;
-		t_fill(self->buf, self->sizes[k], UR_SEED + k);
-		r = send(self->i, self->buf, self->sizes[k], MSG_NOSIGNAL);
-		if (r < 0 && errno == EHOSTUNREACH) {
-			soft++;
-			k--;
-			continue;
-		}
-		if (r < 0) {
-			ASSERT_EQ(EAGAIN, errno);
-			if (t_poll(self->i, POLLOUT, 500) & POLLOUT) {
-				k--;
-				continue;
-			}
-			break;
-		}
-		ASSERT_EQ((ssize_t)self->sizes[k], r);
-	}
-	ASSERT_GT(UR_MAX, k) TH_LOG("the sender never stopped");
-	self->n = k;
-	ASSERT_EQ(0, mpa_getstruct(self->i, MPA_STATS, &st, sizeof(st)));
-	TH_LOG("%zu ULPDUs sent, %llu of them taken by TCP; %d sends told of the error",
-	       self->n, (unsigned long long)st.tx_fpdus, soft);
-	ASSERT_LT(st.tx_fpdus, self->n) TH_LOG("MPA holds none");
-	/* TCP's retransmissions bring the error again: wait for it */
-	while (!(t_poll(self->i, 0, 100) & POLLERR) && t_now_ms() < end)
-		;
-	ASSERT_TRUE(t_poll(self->i, 0, 0) & POLLERR)
-		TH_LOG("no ICMP error within %d ms", F_WAIT);
 }
 
 FIXTURE_TEARDOWN(unreach)
@@ -1712,11 +1717,79 @@ FIXTURE_TEARDOWN(unreach)
 	f_ns_del(&self->b);
 }
 
-/* R has its route to B again. */
-static int ur_route_back(FIXTURE_DATA(unreach) *self)
+/* R loses its route to B: A's segments get ICMP errors. */
+static int ur_route_lost(FIXTURE_DATA(unreach) *self,
+			 const FIXTURE_VARIANT(unreach) *variant)
 {
-	return f_sh("ip %s route del unreachable 10.78.2.2/32",
-		    f_n(&self->r));
+	return f_sh("ip %s route add unreachable %s", f_n(&self->r),
+		    variant->b_addr);
+}
+
+/* R has its route to B again. */
+static int ur_route_back(FIXTURE_DATA(unreach) *self,
+			 const FIXTURE_VARIANT(unreach) *variant)
+{
+	return f_sh("ip %s route del unreachable %s", f_n(&self->r),
+		    variant->b_addr);
+}
+
+/* Wait until A has an error to read (EPOLLERR): 0, or -1 after F_WAIT. */
+static int ur_wait_error(FIXTURE_DATA(unreach) *self)
+{
+	long end = t_now_ms() + F_WAIT;
+
+	while (!(t_poll(self->i, 0, 100) & POLLERR))
+		if (t_now_ms() > end)
+			return -1;
+	return 0;
+}
+
+/*
+ * Full Operation, then R loses its route and A sends until its send
+ * buffer is full: nothing is acknowledged, so TCP's queue fills and MPA
+ * holds what TCP cannot take. A send that reports the error (TCP's way:
+ * once, nothing taken) is made again. Ends when A has the error to read,
+ * from TCP's retransmissions.
+ */
+static void ur_stall(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(unreach) *self,
+		     const FIXTURE_VARIANT(unreach) *variant)
+{
+	int sndbuf = 16384, soft = 0;
+	struct mpa_stats st;
+	size_t k;
+	ssize_t r;
+
+	ASSERT_EQ(0, t_mpa_establish(self->i, self->resp, false, false,
+				     true));
+	ASSERT_EQ(0, setsockopt(self->i, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf)));
+	ASSERT_EQ(0, t_nonblock(self->i));
+	ASSERT_EQ(0, ur_route_lost(self, variant));
+	/* with nothing acknowledged, room never comes back: EAGAIN ends it */
+	for (k = 0; k < UR_MAX; k++) {
+		self->sizes[k] = UR_SIZE - k % 7;
+		t_fill(self->buf, self->sizes[k], UR_SEED + k);
+		r = send(self->i, self->buf, self->sizes[k], MSG_NOSIGNAL);
+		if (r < 0 && errno == variant->err) {
+			soft++;
+			k--;
+			continue;
+		}
+		if (r < 0) {
+			ASSERT_EQ(EAGAIN, errno);
+			break;
+		}
+		ASSERT_EQ((ssize_t)self->sizes[k], r);
+	}
+	ASSERT_GT(UR_MAX, k) TH_LOG("the sender never stopped");
+	self->n = k;
+	ASSERT_EQ(0, mpa_getstruct(self->i, MPA_STATS, &st, sizeof(st)));
+	TH_LOG("%zu ULPDUs sent, %llu of them taken by TCP; %d sends told of the error",
+	       self->n, (unsigned long long)st.tx_fpdus, soft);
+	ASSERT_LT(st.tx_fpdus, self->n) TH_LOG("MPA holds none");
+	ASSERT_EQ(0, ur_wait_error(self))
+		TH_LOG("no ICMP error within %d ms", F_WAIT);
 }
 
 /*
@@ -1727,9 +1800,10 @@ TEST_F_TIMEOUT(unreach, held_go, 180)
 {
 	uint8_t b[8];
 
-	ASSERT_EQ(0, ur_route_back(self));
+	ur_stall(_metadata, self, variant);
+	ASSERT_EQ(0, ur_route_back(self, variant));
 	t_rx_check(_metadata, self->resp, self->sizes, self->n, UR_SEED);
-	EXPECT_EQ(EHOSTUNREACH, t_so_error(self->i));
+	EXPECT_EQ(variant->err, t_so_error(self->i));
 	EXPECT_MPA_ERROR(self->i, 0, 0, 0);
 	ASSERT_EQ(0, shutdown(self->i, SHUT_WR));
 	EXPECT_EQ(0, recv(self->resp, b, sizeof(b), 0))
@@ -1738,19 +1812,29 @@ TEST_F_TIMEOUT(unreach, held_go, 180)
 
 /*
  * shutdown(SHUT_WR) with the error set: the FIN goes behind what MPA
- * holds, as on TCP, not a reset; the error stays A's.
+ * holds, as on TCP, not a reset. The error stays A's, also once B's FIN
+ * has closed A's TCP: recv() then returns the end of file and MPA_ERROR
+ * tells of a clean close (the error was soft, not a reset).
  */
 TEST_F_TIMEOUT(unreach, shutdown, 180)
 {
 	uint8_t b[8];
 
+	ur_stall(_metadata, self, variant);
 	ASSERT_EQ(0, shutdown(self->i, SHUT_WR));
-	ASSERT_EQ(0, ur_route_back(self));
+	ASSERT_EQ(0, ur_route_back(self, variant));
 	t_rx_check(_metadata, self->resp, self->sizes, self->n, UR_SEED);
 	EXPECT_EQ(0, recv(self->resp, b, sizeof(b), 0))
 		TH_LOG("no end of file: errno %d (%s)", errno,
 		       strerror(errno));
-	EXPECT_EQ(EHOSTUNREACH, t_so_error(self->i));
+	ASSERT_EQ(0, shutdown(self->resp, SHUT_WR));
+	ASSERT_TRUE(t_poll(self->i, POLLIN, F_WAIT) & POLLIN);
+	EXPECT_EQ(0, recv(self->i, b, sizeof(b), MSG_DONTWAIT))
+		TH_LOG("no end of file: errno %d (%s)", errno,
+		       strerror(errno));
+	EXPECT_MPA_ERROR(self->i, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 0);
+	EXPECT_EQ(variant->err, t_so_error(self->i));
 }
 
 /*
@@ -1761,9 +1845,10 @@ TEST_F_TIMEOUT(unreach, recv, 180)
 {
 	uint8_t want[64], got[sizeof(want)];
 
-	ASSERT_EQ(0, ur_route_back(self));
+	ur_stall(_metadata, self, variant);
+	ASSERT_EQ(0, ur_route_back(self, variant));
 	EXPECT_EQ(-1, recv(self->i, got, sizeof(got), MSG_DONTWAIT));
-	EXPECT_EQ(EHOSTUNREACH, errno);
+	EXPECT_EQ(variant->err, errno);
 	EXPECT_MPA_ERROR(self->i, 0, 0, 0);
 	EXPECT_EQ(-1, recv(self->i, got, sizeof(got), MSG_DONTWAIT));
 	EXPECT_EQ(EAGAIN, errno);
@@ -1782,6 +1867,60 @@ TEST_F_TIMEOUT(unreach, recv, 180)
 		TH_LOG("no end of file: errno %d", errno);
 	EXPECT_MPA_ERROR(self->i, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
 			 0);
+}
+
+struct ur_start {
+	pthread_t thr;
+	int fd;
+	int ret, err;
+};
+
+static void *ur_start_run(void *arg)
+{
+	struct ur_start *st = arg;
+	sigset_t set;
+
+	/* the router's shell commands end with SIGCHLD: not for this call */
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	st->ret = mpa_start(st->fd);
+	st->err = errno;
+	return NULL;
+}
+
+/*
+ * The Initiator's Request meets the lost route: its blocking MPA_START
+ * wakes for the error, which ends nothing. Once the route is back TCP
+ * delivers the Request, the Responder accepts, and the startup completes;
+ * the error is still A's to read.
+ */
+TEST_F_TIMEOUT(unreach, startup, 180)
+{
+	struct ur_start st = { .fd = self->i };
+	uint8_t want[64], got[sizeof(want)];
+
+	ASSERT_EQ(0, t_mpa_options(self->i, MPA_ROLE_INITIATOR, false, true));
+	ASSERT_EQ(0, t_mpa_options(self->resp, MPA_ROLE_RESPONDER, false,
+				   true));
+	ASSERT_EQ(0, f_timeouts(self->i, F_WAIT));
+	ASSERT_EQ(0, ur_route_lost(self, variant));
+	ASSERT_EQ(0, pthread_create(&st.thr, NULL, ur_start_run, &st));
+	ASSERT_EQ(0, ur_wait_error(self))
+		TH_LOG("no ICMP error within %d ms", F_WAIT);
+	ASSERT_EQ(0, ur_route_back(self, variant));
+	EXPECT_EQ(0, mpa_start(self->resp)) TH_LOG("errno %d", errno);
+	EXPECT_EQ(0, mpa_answer(self->resp, MPA_ACCEPT, NULL, 0));
+	pthread_join(st.thr, NULL);
+	EXPECT_EQ(0, st.ret) TH_LOG("the Initiator's MPA_START: errno %d (%s)",
+				    st.err, strerror(st.err));
+	ASSERT_EQ(MPA_STATE_FULL, mpa_state(self->i));
+	EXPECT_EQ(variant->err, t_so_error(self->i));
+	t_fill(want, sizeof(want), 79);
+	ASSERT_EQ((ssize_t)sizeof(want), send(self->i, want, sizeof(want),
+					      MSG_NOSIGNAL));
+	ASSERT_EQ((ssize_t)sizeof(got), recv(self->resp, got, sizeof(got), 0));
+	EXPECT_EQ(0, memcmp(want, got, sizeof(got)));
 }
 
 /*
