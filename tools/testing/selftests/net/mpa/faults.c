@@ -1236,8 +1236,9 @@ static size_t f_cap_layout(const struct f_cap *cp, const uint32_t *start,
  * A -- R -- B, three new namespaces: A's va (10.78.1.1, fd78:1::1) joined
  * to R's ra (10.78.1.2, fd78:1::2), R's rb (10.78.2.1, fd78:2::1) to B's
  * vb (10.78.2.2, fd78:2::2), no duplicate address detection. R forwards,
- * and answers every packet it cannot forward with its ICMP error (no rate
- * limit of its own). 0, or -1.
+ * and answers what it cannot forward with ICMP errors, the general ICMP
+ * rate limits off (ip_error() still limits its "unreachable" answers to
+ * each source: a burst of 5, then one a second). 0, or -1.
  */
 static int f_routed(struct f_ns *a, struct f_ns *r, struct f_ns *b)
 {
