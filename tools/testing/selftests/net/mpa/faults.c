@@ -1260,6 +1260,20 @@ static int f_routed(struct f_ns *a, struct f_ns *r, struct f_ns *b)
 	return f_sysctl(r, "net/ipv4/icmp_ratelimit", "0");
 }
 
+/* Close @fds (3 of them, -1: none), then remove f_routed()'s namespaces. */
+static void f_routed_del(struct f_ns *a, struct f_ns *r, struct f_ns *b,
+			 const int *fds)
+{
+	int k;
+
+	for (k = 0; k < 3; k++)
+		if (fds[k] >= 0)
+			close(fds[k]);
+	f_ns_del(a);
+	f_ns_del(r);
+	f_ns_del(b);
+}
+
 /*
  * pmtu: A (the Initiator, which sends) -- R (a router) -- B (the
  * Responder, which receives). The MTU of R's interface towards B changes
@@ -1411,15 +1425,8 @@ FIXTURE_SETUP(pmtu)
 FIXTURE_TEARDOWN(pmtu)
 {
 	f_cap_free(&self->cap);
-	if (self->i >= 0)
-		close(self->i);
-	if (self->resp >= 0)
-		close(self->resp);
-	if (self->lfd >= 0)
-		close(self->lfd);
-	f_ns_del(&self->a);
-	f_ns_del(&self->r);
-	f_ns_del(&self->b);
+	f_routed_del(&self->a, &self->r, &self->b,
+		     (int []){ self->i, self->resp, self->lfd });
 }
 
 /* The stream octets A's peer acknowledged (FPDUs only). */
@@ -1707,15 +1714,8 @@ FIXTURE_SETUP(unreach)
 
 FIXTURE_TEARDOWN(unreach)
 {
-	if (self->i >= 0)
-		close(self->i);
-	if (self->resp >= 0)
-		close(self->resp);
-	if (self->lfd >= 0)
-		close(self->lfd);
-	f_ns_del(&self->a);
-	f_ns_del(&self->r);
-	f_ns_del(&self->b);
+	f_routed_del(&self->a, &self->r, &self->b,
+		     (int []){ self->i, self->resp, self->lfd });
 }
 
 /* R loses its route to B: A's segments get ICMP errors. */
