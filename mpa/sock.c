@@ -658,8 +658,48 @@ static int mpa_sock_setsockopt(struct socket *sock, int level, int optname,
 			return -EFAULT;
 		if (!val)
 			return -EOPNOTSUPP;
+		/* the value checked, not the caller's again (it may change) */
+		optval = KERNEL_SOCKPTR(&val);
+		optlen = sizeof(val);
 	}
 	return sock_setsockopt(sock, level, optname, optval, optlen);
+}
+
+/*
+ * SO_RCVLOWAT (also from bpf_setsockopt()): TCP calls sk_data_ready only
+ * once that many octets are queued, and MPA learns of frames and FPDUs
+ * there. On the plain stream (before the startup phase, after a reject)
+ * it is TCP's; from the startup phase on only 1 is taken, and MPA_START
+ * refuses a socket with more (mpa_startup_check_config()): recv returns
+ * whole ULPDUs, whatever their size.
+ */
+static int mpa_set_rcvlowat(struct sock *sk, int val)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+	u8 state = mpa_conn_state(c);
+
+	if (state == MPA_STATE_STREAMING || state == MPA_STATE_REJECTED)
+		return c->sk_ops->set_rcvlowat(sk, val);
+	if (val > 1)
+		return -EOPNOTSUPP;
+	WRITE_ONCE(sk->sk_rcvlowat, 1);
+	return 0;
+}
+
+/*
+ * connect(AF_UNSPEC) would disconnect TCP under MPA (mpa_disconnect()
+ * refuses it). Refused here, before inet_stream_connect() marks the
+ * socket as disconnecting and wakes its waiters with EPIPE.
+ */
+static int mpa_connect(struct socket *sock, struct sockaddr *uaddr,
+		       int addr_len, int flags)
+{
+	struct mpa_conn *c = mpa_conn(sock->sk);
+
+	if (addr_len >= (int)sizeof(uaddr->sa_family) &&
+	    uaddr->sa_family == AF_UNSPEC)
+		return -EOPNOTSUPP;
+	return c->sk_ops->connect(sock, uaddr, addr_len, flags);
 }
 
 static void mpa_build_proto(struct proto *prot, const struct proto *base)
@@ -685,6 +725,8 @@ static void mpa_build_proto_ops(struct proto_ops *ops, const struct proto_ops *b
 	ops->read_sock = mpa_read_sock;
 	ops->mmap = mpa_mmap;
 	ops->setsockopt = mpa_sock_setsockopt;
+	ops->set_rcvlowat = mpa_set_rcvlowat;
+	ops->connect = mpa_connect;
 }
 
 /*
@@ -706,7 +748,8 @@ static bool mpa_plain_tcp_ops(const struct proto_ops *ops, int family)
 	       ops->read_skb == v4->read_skb &&
 	       ops->sendmsg_locked == v4->sendmsg_locked &&
 	       ops->mmap == v4->mmap &&
-	       ops->set_rcvlowat == v4->set_rcvlowat;
+	       ops->set_rcvlowat == v4->set_rcvlowat &&
+	       ops->connect == v4->connect;
 }
 
 /**

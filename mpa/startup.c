@@ -358,12 +358,14 @@ void mpa_startup_process(struct mpa_conn *c)
  * mpa_startup_check_config() - can the configuration start?
  * @c: the connection, socket locked
  *
- * Return: 0, -EINVAL without a role, -EMSGSIZE for Private Data that does
- * not fit the revision (508 octets with Rev 2's IRD/ORD block).
+ * Return: 0, -EINVAL without a role or with a receive low-water mark
+ * (SO_RCVLOWAT above 1: TCP would not tell MPA of frames and FPDUs
+ * shorter than it, mpa_set_rcvlowat()), -EMSGSIZE for Private Data that
+ * does not fit the revision (508 octets with Rev 2's IRD/ORD block).
  */
 int mpa_startup_check_config(const struct mpa_conn *c)
 {
-	if (!c->role)
+	if (!c->role || READ_ONCE(c->sk->sk_rcvlowat) > 1)
 		return -EINVAL;
 	if (c->role == MPA_ROLE_INITIATOR &&
 	    c->policy.rev == MPA_REVISION_2 &&

@@ -11,8 +11,11 @@
  *   startup  During the startup phase the stream operations fail with
  *            EINPROGRESS.
  * In every state sockmap and sockhash insertion (raw bpf(2)), the
- * TCP_REPAIR options and connect(AF_UNSPEC) fail with EOPNOTSUPP. After
- * each refusal nothing was sent or taken and the socket carries on.
+ * TCP_REPAIR options and connect(AF_UNSPEC) fail with EOPNOTSUPP (the
+ * last leaves the socket connected: connect() again is EISCONN); from the
+ * startup phase on SO_RCVLOWAT above 1 does too, and MPA_START refuses a
+ * socket with one (rcvlowat_start). After each refusal nothing was sent
+ * or taken and the socket carries on.
  */
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -307,6 +310,33 @@ static void connect_unspec(struct __test_metadata *_metadata,
 
 	expect_err(_metadata, connect(c->fd, &sa, sizeof(sa)), EOPNOTSUPP);
 	EXPECT_EQ(0, getpeername(c->fd, (struct sockaddr *)&ss, &len));
+	/* the socket is as it was: still connected, not disconnecting */
+	expect_err(_metadata, connect(c->fd, (struct sockaddr *)&ss, len),
+		   EISCONN);
+	still_works(_metadata, c);
+}
+
+/*
+ * SO_RCVLOWAT: TCP would not tell MPA of frames and FPDUs shorter than
+ * it. On the plain stream it is TCP's; from the startup phase on a value
+ * above 1 is refused.
+ */
+static void rcvlowat(struct __test_metadata *_metadata, struct b_ctx *c)
+{
+	int lowat = 4096, one = 1, v = 0;
+	socklen_t len = sizeof(v);
+	bool mpa = c->state == S_FULL || c->state == S_STARTUP;
+	int r;
+
+	r = setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
+	if (mpa)
+		expect_err(_metadata, r, EOPNOTSUPP);
+	else
+		EXPECT_EQ(0, r) TH_LOG("errno %d", errno);
+	ASSERT_EQ(0, getsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &v, &len));
+	EXPECT_EQ(mpa ? 1 : lowat, v);
+	EXPECT_EQ(0, setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one,
+				sizeof(one)));
 	still_works(_metadata, c);
 }
 
@@ -330,7 +360,8 @@ static void connect_unspec(struct __test_metadata *_metadata,
 	MPA_REFUSED_TEST(f, sockmap, sockmap, BPF_MAP_TYPE_SOCKMAP)	\
 	MPA_REFUSED_TEST(f, sockhash, sockmap, BPF_MAP_TYPE_SOCKHASH)	\
 	MPA_REFUSED_TEST(f, tcp_repair, repair)				\
-	MPA_REFUSED_TEST(f, connect_unspec, connect_unspec)
+	MPA_REFUSED_TEST(f, connect_unspec, connect_unspec)		\
+	MPA_REFUSED_TEST(f, rcvlowat, rcvlowat)
 
 /* blocked: FULL, STREAMING and REJECTED state */
 FIXTURE(blocked)
@@ -527,5 +558,35 @@ FIXTURE_TEARDOWN(startup)
 }
 
 MPA_REFUSED_TESTS(startup)
+
+/*
+ * MPA_START refuses a socket with SO_RCVLOWAT above 1 (EINVAL, a
+ * configuration error): a frame or FPDU shorter than it would never be
+ * seen. With 1 again it starts.
+ */
+TEST(rcvlowat_start)
+{
+	int i, r, lowat = 4096, one = 1;
+
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &i, &r));
+	ASSERT_EQ(0, t_mpa_options(i, MPA_ROLE_INITIATOR, false, true));
+	ASSERT_EQ(0, t_mpa_options(r, MPA_ROLE_RESPONDER, false, true));
+	/* the plain stream's: TCP's to take */
+	ASSERT_EQ(0, setsockopt(i, SOL_SOCKET, SO_RCVLOWAT, &lowat,
+				sizeof(lowat)));
+	EXPECT_EQ(-1, mpa_start(i));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(MPA_STATE_STREAMING, mpa_state(i));
+	EXPECT_TRUE(t_quiet(r, i));
+	ASSERT_EQ(0, setsockopt(i, SOL_SOCKET, SO_RCVLOWAT, &one,
+				sizeof(one)));
+	t_start_nonblock(_metadata, i);
+	ASSERT_START(r);
+	ASSERT_EQ(0, mpa_answer(r, MPA_ACCEPT, NULL, 0));
+	ASSERT_LE(0, t_wait_startup(i, T_WAIT));
+	EXPECT_EQ(MPA_STATE_FULL, mpa_state(i));
+	close(i);
+	close(r);
+}
 
 TEST_HARNESS_MAIN

@@ -390,4 +390,47 @@ TEST(oobinline_stays_on)
 	close(b);
 }
 
+struct oob_flip {
+	pthread_t thr;
+	volatile int v;
+	volatile bool stop;
+};
+
+static void *oob_flip_run(void *arg)
+{
+	struct oob_flip *f = arg;
+
+	while (!f->stop)
+		f->v = !f->v;
+	return NULL;
+}
+
+/*
+ * The value MPA checks is the value set: a caller's thread that flips it
+ * between MPA's check and the socket layer's read does not turn
+ * SO_OOBINLINE off.
+ */
+TEST(oobinline_flipped)
+{
+	struct oob_flip f = { .v = 1 };
+	socklen_t len = sizeof(int);
+	int a, b, v = 1, k, zeros = 0;
+
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &a, &b));
+	ASSERT_EQ(0, mpa_attach(a));
+	ASSERT_EQ(0, pthread_create(&f.thr, NULL, oob_flip_run, &f));
+	for (k = 0; k < 200000 && v; k++) {
+		if (setsockopt(a, SOL_SOCKET, SO_OOBINLINE, (const void *)&f.v,
+			       sizeof(int)))
+			zeros++;
+		ASSERT_EQ(0, getsockopt(a, SOL_SOCKET, SO_OOBINLINE, &v, &len));
+	}
+	f.stop = true;
+	pthread_join(f.thr, NULL);
+	TH_LOG("%d calls, %d refused", k, zeros);
+	EXPECT_EQ(1, v) TH_LOG("SO_OOBINLINE off after %d calls", k);
+	close(a);
+	close(b);
+}
+
 TEST_HARNESS_MAIN
