@@ -678,7 +678,8 @@ bool mpa_rx_advance(struct mpa_conn *c, u32 n)
  *
  * Return: octets copied (MSG_EOR in @msg->msg_flags when the ULPDU ends),
  * 0 at end of file, or a negative errno (see
- * Documentation/networking/mpa.rst).
+ * Documentation/networking/mpa.rst); -ENOTCONN once the connection has
+ * left Full Operation (the Initiator refused the Reply, meanwhile).
  */
 int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
 		   int flags)
@@ -692,6 +693,9 @@ int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
 
 	if (flags & MSG_OOB)
 		return -EOPNOTSUPP;
+	/* the Initiator refused the Reply (mpa_recvmsg() goes on plain) */
+	if (!mpa_conn_full(c))
+		return -ENOTCONN;
 	while ((ret = mpa_rx_ulpdu(c, &u)) == -EAGAIN) {
 		ret = mpa_rx_end(c, &eof);
 		if (ret || eof)
@@ -701,6 +705,8 @@ int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
 		if (signal_pending(current))
 			return sock_intr_errno(timeo);
 		mpa_rx_wait(c, &timeo);
+		if (!mpa_conn_full(c))
+			return -ENOTCONN;
 	}
 	if (ret)
 		return ret;

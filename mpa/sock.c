@@ -446,7 +446,10 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 		lock_sock(sk);
 		ret = mpa_tx_sendmsg(c, msg, size, built ? &pre : NULL);
 		release_sock(sk);
-		return ret;
+		/* the Initiator refused the Reply meanwhile: plain stream */
+		if (ret != -ENOTCONN ||
+		    mpa_conn_state(c) != MPA_STATE_REJECTED)
+			return ret;
 	}
 	if (mpa_conn_state(c) == MPA_STATE_REJECTED) {
 		ret = mpa_reply_wait(c, msg->msg_flags);
@@ -470,7 +473,10 @@ static int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		lock_sock(sk);
 		ret = mpa_rx_recvmsg(c, msg, len, flags);
 		release_sock(sk);
-		return ret;
+		/* the Initiator refused the Reply meanwhile: plain stream */
+		if (ret != -ENOTCONN ||
+		    mpa_conn_state(c) != MPA_STATE_REJECTED)
+			return ret;
 	}
 	ret = mpa_stream_errno(c);
 	return ret ?: c->sk_proto->recvmsg(sk, msg, len, flags, addr_len);

@@ -1201,6 +1201,10 @@ static int mpa_tx_wait(struct mpa_conn *c, long *timeo,
 			ret = -EPIPE;
 			break;
 		}
+		if (!mpa_conn_full(c)) {
+			ret = -ENOTCONN;	/* the Reply refused meanwhile */
+			break;
+		}
 		mpa_tx_push(c);
 		if (done(c))
 			break;
@@ -1313,7 +1317,9 @@ static int mpa_tx_pre_send(struct mpa_conn *c, struct mpa_tx_pre *pre)
  * @pre: its FPDU, if mpa_tx_prepare() built it; else NULL
  *
  * Return: @size once the ULPDU (part) is framed and queued, or a negative
- * errno with nothing queued (see Documentation/networking/mpa.rst).
+ * errno with nothing queued (see Documentation/networking/mpa.rst);
+ * -ENOTCONN once the connection has left Full Operation (the Initiator
+ * refused the Reply, meanwhile).
  */
 int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 		   struct mpa_tx_pre *pre)
@@ -1324,6 +1330,11 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 	u32 have = c->tx_open ? c->tx_open->ulpdu_len : 0;
 	int ret;
 
+	if (!mpa_conn_full(c)) {
+		/* the Initiator refused the Reply meanwhile */
+		ret = -ENOTCONN;
+		goto out;
+	}
 	if (pre && c->tx_open) {
 		/* another sender opened a ULPDU meanwhile: this one ends it */
 		mpa_tx_pre_drop(msg, pre);

@@ -7,6 +7,7 @@
  */
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 
 #include "kselftest_harness.h"
 #include "mpa_test.h"
@@ -1112,6 +1113,25 @@ TEST_F(raw, initiator_rejected_nonblocking)
 }
 
 /*
+ * The raw Responder takes the started Initiator's Request and replies with
+ * Private Data "unwelcome": the Initiator, blocking again, is in Full
+ * Operation.
+ */
+static void unwelcome_reply(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(raw) *self)
+{
+	uint8_t rep[T_FRAME_MAX], got[T_HDR];
+	size_t n;
+
+	ASSERT_EQ(T_HDR, t_read(RAW_R, got, T_HDR, T_WAIT));
+	n = t_frame(rep, true, T_C, 1, "unwelcome", 9);
+	ASSERT_EQ(n, t_send(RAW_R, rep, n));
+	ASSERT_LE(0, t_wait_startup(INIT, T_WAIT));
+	ASSERT_EQ(0, t_blocking(INIT));
+	ASSERT_EQ(MPA_STATE_FULL, mpa_state(INIT));
+}
+
+/*
  * R-7.1.2-13: an Initiator whose application does not accept the Reply's
  * Private Data leaves MPA and keeps TCP open: MPA_REJECT (without Private
  * Data: nothing is sent) after MPA_PEER_PRIVATE_DATA, before its first
@@ -1119,22 +1139,15 @@ TEST_F(raw, initiator_rejected_nonblocking)
  */
 TEST_F(raw, initiator_refuses_reply_pd)
 {
-	uint8_t rep[T_FRAME_MAX], got[T_HDR];
 	struct mpa_result res;
 	char buf[16];
-	size_t n;
 
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
 	t_start_nonblock(_metadata, INIT);
 	/* no Reply yet: nothing to refuse */
 	EXPECT_EQ(-1, mpa_answer(INIT, MPA_REJECT, NULL, 0));
 	EXPECT_EQ(EINVAL, errno);
-	ASSERT_EQ(T_HDR, t_read(RAW_R, got, T_HDR, T_WAIT));
-	n = t_frame(rep, true, T_C, 1, "unwelcome", 9);
-	ASSERT_EQ(n, t_send(RAW_R, rep, n));
-	ASSERT_LE(0, t_wait_startup(INIT, T_WAIT));
-	ASSERT_EQ(0, t_blocking(INIT));
-	ASSERT_EQ(MPA_STATE_FULL, mpa_state(INIT));
+	unwelcome_reply(_metadata, self);
 	ASSERT_EQ(9, mpa_peer_pd(INIT, buf, sizeof(buf)));
 	EXPECT_BYTES("unwelcome", buf, 9);
 
@@ -1153,6 +1166,83 @@ TEST_F(raw, initiator_refuses_reply_pd)
 	EXPECT_TRUE(t_nothing_pending(RAW_R));
 	t_flow(_metadata, INIT, RAW_R, "plain", 5, T_WAIT);
 	t_flow(_metadata, RAW_R, INIT, "back", 4, T_WAIT);
+}
+
+struct t_reader {
+	pthread_t thr;
+	int fd;
+	pid_t tid;
+	ssize_t r;
+	int err;
+	char buf[16];
+};
+
+static void *t_reader_run(void *arg)
+{
+	struct t_reader *rd = arg;
+
+	__atomic_store_n(&rd->tid, syscall(SYS_gettid), __ATOMIC_RELEASE);
+	rd->r = recv(rd->fd, rd->buf, sizeof(rd->buf), 0);
+	rd->err = errno;
+	return NULL;
+}
+
+/*
+ * Wait until thread @tid sleeps in system call @nr (its /proc stat says
+ * S, its syscall file names @nr): 0, or -1 after @ms.
+ */
+static int t_wait_sleeping_in(pid_t tid, long nr, int ms)
+{
+	long end = t_now_ms() + ms;
+	char path[64], buf[256], *p;
+	long got;
+	FILE *f;
+
+	for (;;) {
+		snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+		f = fopen(path, "r");
+		got = f && fscanf(f, "%ld", &got) == 1 ? got : -1;
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+		f = fopen(path, "r");
+		p = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		if (f)
+			fclose(f);
+		if (got == nr && p && p[1] == ' ' && p[2] == 'S')
+			return 0;
+		if (t_now_ms() > end)
+			return -1;
+		/* no event says "asleep": look again shortly */
+		poll(NULL, 0, 2);
+	}
+}
+
+/*
+ * A reader that sleeps in recv() in Full Operation while the Initiator
+ * refuses the Reply: its recv goes on as one of the plain stream, and
+ * returns the peer's plain octets (not parsed as an FPDU).
+ */
+TEST_F(raw, initiator_refuses_while_reading)
+{
+	struct t_reader rd = { .fd = INIT };
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	t_start_nonblock(_metadata, INIT);
+	unwelcome_reply(_metadata, self);
+	ASSERT_EQ(0, t_set_timeo(INIT, SO_RCVTIMEO, T_WAIT));
+
+	ASSERT_EQ(0, pthread_create(&rd.thr, NULL, t_reader_run, &rd));
+	while (!__atomic_load_n(&rd.tid, __ATOMIC_ACQUIRE))
+		poll(NULL, 0, 1);
+	EXPECT_EQ(0, t_wait_sleeping_in(rd.tid, SYS_recvfrom, T_WAIT));
+	ASSERT_EQ(0, mpa_answer(INIT, MPA_REJECT, NULL, 0));
+	ASSERT_EQ(5, t_send(RAW_R, "plain", 5));
+	pthread_join(rd.thr, NULL);
+	EXPECT_EQ(5, rd.r) TH_LOG("recv: errno %d (%s)", rd.err,
+				  strerror(rd.err));
+	EXPECT_BYTES("plain", rd.buf, 5);
+	t_flow(_metadata, INIT, RAW_R, "back", 4, T_WAIT);
 }
 
 /* After the first FPDU Full Operation has begun: too late (EISCONN). */
