@@ -254,12 +254,13 @@ static int mpa_kconfigure(struct mpa_conn *c, const struct mpa_kparams *p)
  * TCP_REPAIR mode, or its sk_prot or proto_ops are not TCP's own. MPA
  * makes it SO_OOBINLINE: a peer's urgent octet is a stream octet.
  *
- * Return: the connection, or an ERR_PTR(): -EINVAL for bad arguments,
- * -EMSGSIZE for too much Private Data, -EPERM for C=0 without the
- * administrator's leave, -ENOTCONN if @sock is not connected, -EEXIST if
- * it has a ULP already, -EBUSY (above), -ENOMEM without memory (for MPA,
- * its Private Data or the startup phase). On error the socket is unchanged,
- * or, if MPA got attached, in the plain-stream state.
+ * Return: the connection, or an ERR_PTR(): -EINVAL for bad arguments or
+ * a socket with SO_RCVLOWAT above 1, -EMSGSIZE for too much Private Data,
+ * -EPERM for C=0 without the administrator's leave, -ENOTCONN if @sock is
+ * not connected, -EEXIST if it has a ULP already, -EBUSY (above), -ENOMEM
+ * without memory (for MPA, its Private Data or the startup phase). On
+ * error the socket is unchanged, or, if MPA got attached, in the
+ * plain-stream state.
  */
 struct mpa_conn *mpa_kattach(struct socket *sock,
 			     const struct mpa_kparams *params,

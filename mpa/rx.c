@@ -679,7 +679,8 @@ bool mpa_rx_advance(struct mpa_conn *c, u32 n)
  * Return: octets copied (MSG_EOR in @msg->msg_flags when the ULPDU ends),
  * 0 at end of file, or a negative errno (see
  * Documentation/networking/mpa.rst); -ENOTCONN once the connection has
- * left Full Operation (the Initiator refused the Reply, meanwhile).
+ * left Full Operation meanwhile (the Initiator refused the Reply, or the
+ * rest of a Responder's Reply could not go).
  */
 int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
 		   int flags)
@@ -693,7 +694,7 @@ int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
 
 	if (flags & MSG_OOB)
 		return -EOPNOTSUPP;
-	/* the Initiator refused the Reply (mpa_recvmsg() goes on plain) */
+	/* Full Operation ended: mpa_recvmsg() goes on without MPA */
 	if (!mpa_conn_full(c))
 		return -ENOTCONN;
 	while ((ret = mpa_rx_ulpdu(c, &u)) == -EAGAIN) {

@@ -446,9 +446,11 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 		lock_sock(sk);
 		ret = mpa_tx_sendmsg(c, msg, size, built ? &pre : NULL);
 		release_sock(sk);
-		/* the Initiator refused the Reply meanwhile: plain stream */
-		if (ret != -ENOTCONN ||
-		    mpa_conn_state(c) != MPA_STATE_REJECTED)
+		/*
+		 * Full Operation ended meanwhile: the Initiator refused the
+		 * Reply (plain stream), or the startup failed (its error)
+		 */
+		if (ret != -ENOTCONN || mpa_conn_full(c))
 			return ret;
 	}
 	if (mpa_conn_state(c) == MPA_STATE_REJECTED) {
@@ -473,9 +475,11 @@ static int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		lock_sock(sk);
 		ret = mpa_rx_recvmsg(c, msg, len, flags);
 		release_sock(sk);
-		/* the Initiator refused the Reply meanwhile: plain stream */
-		if (ret != -ENOTCONN ||
-		    mpa_conn_state(c) != MPA_STATE_REJECTED)
+		/*
+		 * Full Operation ended meanwhile: the Initiator refused the
+		 * Reply (plain stream), or the startup failed (its error)
+		 */
+		if (ret != -ENOTCONN || mpa_conn_full(c))
 			return ret;
 	}
 	ret = mpa_stream_errno(c);
@@ -702,7 +706,8 @@ static int mpa_connect(struct socket *sock, struct sockaddr *uaddr,
 {
 	struct mpa_conn *c = mpa_conn(sock->sk);
 
-	if (addr_len >= (int)sizeof(uaddr->sa_family) &&
+	/* the tests of __inet_stream_connect(), in its order */
+	if (uaddr && (size_t)addr_len >= sizeof(uaddr->sa_family) &&
 	    uaddr->sa_family == AF_UNSPEC)
 		return -EOPNOTSUPP;
 	return c->sk_ops->connect(sock, uaddr, addr_len, flags);

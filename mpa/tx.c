@@ -1202,7 +1202,7 @@ static int mpa_tx_wait(struct mpa_conn *c, long *timeo,
 			break;
 		}
 		if (!mpa_conn_full(c)) {
-			ret = -ENOTCONN;	/* the Reply refused meanwhile */
+			ret = -ENOTCONN;	/* Full Operation ended */
 			break;
 		}
 		mpa_tx_push(c);
@@ -1318,8 +1318,9 @@ static int mpa_tx_pre_send(struct mpa_conn *c, struct mpa_tx_pre *pre)
  *
  * Return: @size once the ULPDU (part) is framed and queued, or a negative
  * errno with nothing queued (see Documentation/networking/mpa.rst);
- * -ENOTCONN once the connection has left Full Operation (the Initiator
- * refused the Reply, meanwhile).
+ * -ENOTCONN once the connection has left Full Operation meanwhile (the
+ * Initiator refused the Reply, or the rest of a Responder's Reply could
+ * not go).
  */
 int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 		   struct mpa_tx_pre *pre)
@@ -1331,7 +1332,7 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 	int ret;
 
 	if (!mpa_conn_full(c)) {
-		/* the Initiator refused the Reply meanwhile */
+		/* Full Operation ended meanwhile (mpa_sendmsg() goes on) */
 		ret = -ENOTCONN;
 		goto out;
 	}
@@ -1381,6 +1382,10 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 		ret = sk_stream_wait_memory(sk, &timeo);
 		if (ret)
 			goto error;
+		if (!mpa_conn_full(c)) {
+			ret = -ENOTCONN;	/* see above */
+			goto out;
+		}
 	}
 	if (!ret)
 		pre = NULL;	/* sent or queued */
