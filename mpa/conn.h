@@ -125,6 +125,10 @@ enum {
  * @close_after_tx: close TCP once our frame is out (Appendix C.2.1)
  * @refused_after_tx: a Responder that rejected the Request itself sets the
  *	socket's error (ECONNREFUSED) once its frame is out
+ * @plain_calls: calls of the plain stream in TCP (sock.c, mpa_plain_enter())
+ * @plain_kicks: how often MPA sent those back out of TCP (mpa_plain_kick())
+ * @plain_drain: MPA_START waits for those to leave TCP before the startup
+ *	phase begins (mpa_plain_drain())
  * @params: what Full Operation runs with
  * @tx_seq_start: TCP sequence number of the first octet we send in Full
  *	Operation (SeqStart of our Markers)
@@ -194,6 +198,8 @@ struct mpa_conn {
 	void (*saved_state_change)(struct sock *sk);
 	void (*saved_error_report)(struct sock *sk);
 	int soft_err;
+	atomic_t plain_calls;
+	u32 plain_kicks;
 
 	u8 state;
 	u8 role;
@@ -208,6 +214,7 @@ struct mpa_conn {
 	bool have_peer;
 	bool close_after_tx;
 	bool refused_after_tx;
+	bool plain_drain;
 
 	bool tx_held;
 	bool fin_held;

@@ -7,7 +7,9 @@
  */
 #include <linux/mutex.h>
 #include <linux/poll.h>
+#include <linux/sched/signal.h>
 #include <linux/sockios.h>
+#include <linux/wait_bit.h>
 #include <net/inet_common.h>
 #include <net/transp_v6.h>
 #include <asm/ioctls.h>
@@ -36,6 +38,8 @@ enum {
  * mpa_plain_tcp_ops()). Every later IPv6 socket must have those very ops.
  */
 static struct proto mpa_prots[MPA_NUM_FAMILIES];
+/* The same, while MPA_START drains the plain calls (mpa_plain_drain()) */
+static struct proto mpa_kick_prots[MPA_NUM_FAMILIES];
 static struct proto_ops mpa_proto_ops[MPA_NUM_FAMILIES];
 /* The TCP proto_ops each table was built from, once it was */
 static const struct proto_ops *mpa_base_ops[MPA_NUM_FAMILIES];
@@ -64,12 +68,159 @@ static int mpa_startup_errno(const struct mpa_conn *c)
 	return -EINPROGRESS;
 }
 
+/*
+ * MPA_START and the plain stream's calls. Before the startup phase a recv,
+ * send or splice on the socket is TCP's own, and one may be in TCP, asleep
+ * there, when another thread starts the startup phase. Woken later, it
+ * would read the peer's frames and FPDUs as plain octets, unchecked, or
+ * put plain octets behind our Request. So MPA_START first sends every such
+ * call back out of TCP (mpa_plain_drain()), and each is then answered as
+ * if it had been made after: EINPROGRESS during the startup phase.
+ *
+ * MPA counts the calls it hands TCP (@plain_calls), and MPA_START raises
+ * @plain_drain: a call is counted before MPA_START looks, or it sees the
+ * flag (or the new state) and does not go to TCP. A counted call asleep in
+ * TCP (sk_wait_data(), sk_stream_wait_memory()) leaves it with -EPIPE once
+ * sk_disconnects has moved on (sk_wait_event()), as after a disconnect,
+ * which MPA never does itself (mpa_disconnect()); one that only reaches
+ * TCP's sleep later is sent back as it releases the socket lock to sleep
+ * (mpa_kick_release_cb()). A call made before MPA was attached is not
+ * counted, but is sent back all the same, and sees TCP's EPIPE.
+ */
+static void mpa_plain_kick(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	struct socket_wq *wq;
+
+	sk->sk_disconnects++;
+	WRITE_ONCE(c->plain_kicks, c->plain_kicks + 1);
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_all(&wq->wait);
+	rcu_read_unlock();
+}
+
+/* release_sock() while MPA_START drains (mpa_kick_prots), socket owned */
+static void mpa_kick_release_cb(struct sock *sk)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+
+	mpa_plain_kick(c);
+	c->sk_proto->release_cb(sk);
+}
+
+static int mpa_family(const struct sock *sk)
+{
+	return sk->sk_family == AF_INET ? MPA_V4 : MPA_V6;
+}
+
+static bool mpa_stream_plain(const struct mpa_conn *c)
+{
+	u8 state = mpa_conn_state(c);
+
+	return state == MPA_STATE_STREAMING || state == MPA_STATE_REJECTED;
+}
+
+/* Is MPA_START draining? */
+static bool mpa_plain_draining(const struct mpa_conn *c)
+{
+	/* the flag, then the state it was lowered after */
+	return smp_load_acquire(&c->plain_drain);
+}
+
+static void mpa_plain_exit(struct mpa_conn *c)
+{
+	/* the count, then the flag; MPA_START: the flag, then the count */
+	if (atomic_dec_and_test(&c->plain_calls) &&
+	    READ_ONCE(c->plain_drain))
+		wake_up_var(&c->plain_calls);
+}
+
+/*
+ * Before a plain call goes to TCP; mpa_plain_exit() after it.
+ *
+ * Return: 1 to go on, 0 if the stream may be plain no longer (look at the
+ * state again), -ERESTARTSYS.
+ */
+static int mpa_plain_enter(struct mpa_conn *c)
+{
+	atomic_inc(&c->plain_calls);
+	/* the count, then the flag; MPA_START: the flag, then the count */
+	smp_mb__after_atomic();
+	if (!mpa_plain_draining(c) && mpa_stream_plain(c))
+		return 1;
+	mpa_plain_exit(c);
+	return wait_var_event_interruptible(&c->plain_drain,
+					    !mpa_plain_draining(c));
+}
+
+/* Did TCP's -EPIPE send the call back (mpa_plain_kick())? */
+static bool mpa_plain_kicked(const struct mpa_conn *c, int ret, u32 kicks)
+{
+	return ret == -EPIPE && READ_ONCE(c->plain_kicks) != kicks;
+}
+
+/* The drain is over: calls waiting for it look at the state again. */
+static void mpa_plain_drained(struct mpa_conn *c)
+{
+	/* after the new state */
+	smp_store_release(&c->plain_drain, false);
+	/* the flag, then wake_up_var()'s look for waiters */
+	smp_mb();
+	wake_up_var(&c->plain_drain);
+}
+
+/*
+ * MPA_START, socket locked: send every plain call out of TCP, and keep new
+ * ones out until mpa_plain_drained().
+ *
+ * Return: 0, or -ERESTARTSYS with the drain over.
+ */
+static int mpa_plain_drain(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	int ret = 0;
+
+	WRITE_ONCE(c->plain_drain, true);
+	/* the flag, then the count; a call: the count, then the flag */
+	smp_mb();
+	mpa_plain_kick(c);
+	if (!atomic_read(&c->plain_calls))
+		return 0;
+	WRITE_ONCE(sk->sk_prot, &mpa_kick_prots[mpa_family(sk)]);
+	do {
+		release_sock(sk);
+		ret = wait_var_event_interruptible(&c->plain_calls,
+						   !atomic_read(&c->plain_calls));
+		lock_sock(sk);
+	} while (!ret && atomic_read(&c->plain_calls));
+	WRITE_ONCE(sk->sk_prot, &mpa_prots[mpa_family(sk)]);
+	if (ret)
+		mpa_plain_drained(c);
+	return ret;
+}
+
 static int mpa_opt_start(struct mpa_conn *c)
 {
 	long timeo = MAX_SCHEDULE_TIMEOUT;
 	int ret;
 
-	ret = mpa_startup_start(c);
+	if (c->plain_drain)
+		return -EALREADY;
+	if (mpa_conn_state(c) == MPA_STATE_STREAMING) {
+		/* nothing sent back for a start that cannot be */
+		ret = mpa_startup_check_config(c);
+		if (ret)
+			return ret;
+		ret = mpa_plain_drain(c);
+		if (ret)
+			return ret;
+		ret = mpa_startup_start(c);
+		mpa_plain_drained(c);
+	} else {
+		ret = mpa_startup_start(c);
+	}
 	if (ret)
 		return ret;
 	if (!mpa_startup_frame_received(c)) {
@@ -155,7 +306,7 @@ static int mpa_set_config(struct mpa_conn *c, int optname, sockptr_t optval,
 	u32 val = 0;
 	int ret;
 
-	if (mpa_conn_state(c) != MPA_STATE_STREAMING)
+	if (mpa_conn_state(c) != MPA_STATE_STREAMING || c->plain_drain)
 		return -EBUSY;
 
 	switch (optname) {
@@ -389,9 +540,19 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 	int len, ret;
 
 	if (level == SOL_TCP && optname == TCP_ZEROCOPY_RECEIVE) {
-		ret = mpa_stream_errno(c);
-		if (ret)
-			return ret;
+		/* a plain call (mpa_plain_enter()), which never sleeps in TCP */
+		do {
+			ret = mpa_stream_errno(c);
+			if (ret)
+				return ret;
+			ret = mpa_plain_enter(c);
+			if (ret < 0)
+				return ret;
+		} while (!ret);
+		ret = c->sk_proto->getsockopt(sk, level, optname, optval,
+					      optlen);
+		mpa_plain_exit(c);
+		return ret;
 	}
 	if (level != SOL_MPA)
 		return c->sk_proto->getsockopt(sk, level, optname, optval,
@@ -437,8 +598,11 @@ static int mpa_reply_wait(struct mpa_conn *c, int flags)
 static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 {
 	struct mpa_conn *c = mpa_conn(sk);
+	int flags = msg->msg_flags;
+	u32 kicks;
 	int ret;
 
+again:
 	if (mpa_conn_full(c)) {
 		struct mpa_tx_pre pre;
 		bool built = mpa_tx_prepare(c, msg, size, &pre);
@@ -459,18 +623,37 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 			return ret;
 	}
 	ret = mpa_stream_errno(c);
-	return ret ?: c->sk_proto->sendmsg(sk, msg, size);
+	if (ret)
+		return ret;
+	ret = mpa_plain_enter(c);
+	if (!ret)
+		goto again;
+	if (ret < 0)
+		return ret;
+	kicks = READ_ONCE(c->plain_kicks);
+	/* TCP's SIGPIPE is for its own EPIPE, not for a call sent back */
+	msg->msg_flags |= MSG_NOSIGNAL;
+	ret = c->sk_proto->sendmsg(sk, msg, size);
+	msg->msg_flags = flags;
+	mpa_plain_exit(c);
+	if (mpa_plain_kicked(c, ret, kicks))
+		goto again;
+	if (ret == -EPIPE && !(flags & MSG_NOSIGNAL))
+		send_sig(SIGPIPE, current, 0);
+	return ret;
 }
 
 static int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		       int flags, int *addr_len)
 {
 	struct mpa_conn *c = mpa_conn(sk);
+	u32 kicks;
 	int ret;
 
 	/* The error queue (timestamps, ICMP errors) carries no stream data */
 	if (flags & MSG_ERRQUEUE)
 		return c->sk_proto->recvmsg(sk, msg, len, flags, addr_len);
+again:
 	if (mpa_conn_full(c)) {
 		lock_sock(sk);
 		ret = mpa_rx_recvmsg(c, msg, len, flags);
@@ -483,7 +666,19 @@ static int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 			return ret;
 	}
 	ret = mpa_stream_errno(c);
-	return ret ?: c->sk_proto->recvmsg(sk, msg, len, flags, addr_len);
+	if (ret)
+		return ret;
+	ret = mpa_plain_enter(c);
+	if (!ret)
+		goto again;
+	if (ret < 0)
+		return ret;
+	kicks = READ_ONCE(c->plain_kicks);
+	ret = c->sk_proto->recvmsg(sk, msg, len, flags, addr_len);
+	mpa_plain_exit(c);
+	if (mpa_plain_kicked(c, ret, kicks))
+		goto again;
+	return ret;
 }
 
 static int mpa_ioctl(struct sock *sk, int cmd, int *karg)
@@ -548,9 +743,24 @@ static ssize_t mpa_splice_read(struct socket *sock, loff_t *ppos,
 			       unsigned int flags)
 {
 	struct mpa_conn *c = mpa_conn(sock->sk);
-	int ret = mpa_stream_errno(c);
+	u32 kicks;
+	ssize_t ret;
 
-	return ret ?: c->sk_ops->splice_read(sock, ppos, pipe, len, flags);
+	for (;;) {
+		ret = mpa_stream_errno(c);
+		if (ret)
+			return ret;
+		ret = mpa_plain_enter(c);
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			continue;
+		kicks = READ_ONCE(c->plain_kicks);
+		ret = c->sk_ops->splice_read(sock, ppos, pipe, len, flags);
+		mpa_plain_exit(c);
+		if (!mpa_plain_kicked(c, ret, kicks))
+			return ret;
+	}
 }
 
 static int mpa_read_sock(struct sock *sk, read_descriptor_t *desc,
@@ -776,6 +986,10 @@ void mpa_sock_init(void)
 #if IS_ENABLED(CONFIG_IPV6)
 	mpa_build_proto(&mpa_prots[MPA_V6], &tcpv6_prot);
 #endif
+	for (int f = 0; f < MPA_NUM_FAMILIES; f++) {
+		mpa_kick_prots[f] = mpa_prots[f];
+		mpa_kick_prots[f].release_cb = mpa_kick_release_cb;
+	}
 }
 
 #if IS_ENABLED(CONFIG_IPV6)

@@ -1168,9 +1168,13 @@ TEST_F(raw, initiator_refuses_reply_pd)
 	t_flow(_metadata, RAW_R, INIT, "back", 4, T_WAIT);
 }
 
+/* A thread making one blocking call on the stream: recv, splice or send */
+enum { T_CALL_RECV, T_CALL_SPLICE, T_CALL_SEND };
+
 struct t_reader {
 	pthread_t thr;
 	int fd;
+	int call;
 	pid_t tid;
 	ssize_t r;
 	int err;
@@ -1179,11 +1183,33 @@ struct t_reader {
 
 static void *t_reader_run(void *arg)
 {
+	static char out[4096];
 	struct t_reader *rd = arg;
+	int p[2] = { -1, -1 };
 
+	if (rd->call == T_CALL_SPLICE && pipe(p)) {
+		rd->r = -1;
+		rd->err = errno;
+		return NULL;
+	}
 	__atomic_store_n(&rd->tid, syscall(SYS_gettid), __ATOMIC_RELEASE);
-	rd->r = recv(rd->fd, rd->buf, sizeof(rd->buf), 0);
+	switch (rd->call) {
+	case T_CALL_RECV:
+		rd->r = recv(rd->fd, rd->buf, sizeof(rd->buf), 0);
+		break;
+	case T_CALL_SPLICE:
+		rd->r = splice(rd->fd, NULL, p[1], NULL, sizeof(rd->buf), 0);
+		break;
+	case T_CALL_SEND:
+		/* no MSG_NOSIGNAL: a SIGPIPE would end the test */
+		rd->r = send(rd->fd, out, sizeof(out), 0);
+		break;
+	}
 	rd->err = errno;
+	if (p[0] >= 0) {
+		close(p[0]);
+		close(p[1]);
+	}
 	return NULL;
 }
 
@@ -1218,6 +1244,22 @@ static int t_wait_sleeping_in(pid_t tid, long nr, int ms)
 	}
 }
 
+static const long t_call_nr[] = {
+	[T_CALL_RECV] = SYS_recvfrom,
+	[T_CALL_SPLICE] = SYS_splice,
+	[T_CALL_SEND] = SYS_sendto,
+};
+
+/* Start @rd's call, and wait until it sleeps in the kernel. */
+static void t_reader_start(struct __test_metadata *_metadata,
+			   struct t_reader *rd)
+{
+	ASSERT_EQ(0, pthread_create(&rd->thr, NULL, t_reader_run, rd));
+	while (!__atomic_load_n(&rd->tid, __ATOMIC_ACQUIRE))
+		poll(NULL, 0, 1);
+	ASSERT_EQ(0, t_wait_sleeping_in(rd->tid, t_call_nr[rd->call], T_WAIT));
+}
+
 /*
  * A reader that sleeps in recv() in Full Operation while the Initiator
  * refuses the Reply: its recv goes on as one of the plain stream, and
@@ -1232,10 +1274,7 @@ TEST_F(raw, initiator_refuses_while_reading)
 	unwelcome_reply(_metadata, self);
 	ASSERT_EQ(0, t_set_timeo(INIT, SO_RCVTIMEO, T_WAIT));
 
-	ASSERT_EQ(0, pthread_create(&rd.thr, NULL, t_reader_run, &rd));
-	while (!__atomic_load_n(&rd.tid, __ATOMIC_ACQUIRE))
-		poll(NULL, 0, 1);
-	EXPECT_EQ(0, t_wait_sleeping_in(rd.tid, SYS_recvfrom, T_WAIT));
+	t_reader_start(_metadata, &rd);
 	ASSERT_EQ(0, mpa_answer(INIT, MPA_REJECT, NULL, 0));
 	ASSERT_EQ(5, t_send(RAW_R, "plain", 5));
 	pthread_join(rd.thr, NULL);
@@ -1243,6 +1282,134 @@ TEST_F(raw, initiator_refuses_while_reading)
 				  strerror(rd.err));
 	EXPECT_BYTES("plain", rd.buf, 5);
 	t_flow(_metadata, INIT, RAW_R, "back", 4, T_WAIT);
+}
+
+/*
+ * Fill TCP's send buffer of @fd with plain octets until a send would sleep
+ * and stays so: the peer reads none, and nothing is in flight, so that no
+ * ACK makes room. Return: the octets sent, or -1.
+ */
+static ssize_t fill_sndbuf(int fd, void *buf, size_t len, int ms)
+{
+	long end = t_now_ms() + ms;
+	struct t_tcp_info ti;
+	size_t total = 0;
+	socklen_t tlen;
+	ssize_t r;
+
+	for (;;) {
+		while ((r = send(fd, buf, len, MSG_DONTWAIT)) > 0)
+			total += r;
+		if (errno != EAGAIN)
+			return -1;
+		tlen = sizeof(ti);
+		if (getsockopt(fd, SOL_TCP, TCP_INFO, &ti, &tlen) ||
+		    tlen < sizeof(ti))
+			return -1;
+		/* all acknowledged: a send still refused stays refused */
+		if (!ti.base.tcpi_unacked) {
+			r = send(fd, buf, len, MSG_DONTWAIT);
+			if (r < 0 && errno == EAGAIN)
+				return total;
+			if (r < 0)
+				return -1;
+			total += r;
+		}
+		if (t_now_ms() > end)
+			return -1;
+		/* no event says "acknowledged": look again shortly */
+		poll(NULL, 0, 1);
+	}
+}
+
+/*
+ * Another thread starts the startup phase while @rd's call sleeps in TCP
+ * on the plain stream: MPA_START sends it back out of TCP first, and it is
+ * answered as a call made during the startup phase: EINPROGRESS. Then the
+ * Reply, and an FPDU that must arrive as a ULPDU, not as plain octets.
+ */
+static void start_while_calling(struct __test_metadata *_metadata,
+				FIXTURE_DATA(raw) *self, int call)
+{
+	struct t_reader rd = { .fd = INIT, .call = call };
+	uint8_t rep[T_FRAME_MAX], got[T_HDR], fpdu[64];
+	static uint8_t fill[65536];
+	size_t plain = 0, n;
+	char buf[16];
+	ssize_t r;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	/* the old code's call slept on until these ran out */
+	ASSERT_EQ(0, t_set_timeo(INIT, SO_RCVTIMEO, T_WAIT));
+	ASSERT_EQ(0, t_set_timeo(INIT, SO_SNDTIMEO, T_WAIT));
+	/* a send sleeps once TCP's send buffer is full of plain octets */
+	if (call == T_CALL_SEND) {
+		r = fill_sndbuf(INIT, fill, sizeof(fill), T_WAIT);
+		ASSERT_LT(0, r);
+		plain = r;
+	}
+
+	t_reader_start(_metadata, &rd);
+	t_start_nonblock(_metadata, INIT);
+	pthread_join(rd.thr, NULL);
+	EXPECT_EQ(-1, rd.r);
+	EXPECT_EQ(EINPROGRESS, rd.err) TH_LOG("call %d: errno %d (%s)", call,
+					      rd.err, strerror(rd.err));
+
+	/* the plain octets, then the Request: nothing between them */
+	while (plain) {
+		n = plain < sizeof(fill) ? plain : sizeof(fill);
+		ASSERT_EQ((ssize_t)n, t_read(RAW_R, fill, n, T_WAIT));
+		plain -= n;
+	}
+	ASSERT_EQ(T_HDR, t_read(RAW_R, got, T_HDR, T_WAIT));
+	EXPECT_BYTES("MPA ID Req Frame", got, 16);
+	n = t_frame(rep, true, T_C, 1, NULL, 0);
+	ASSERT_EQ(n, t_send(RAW_R, rep, n));
+	ASSERT_LE(0, t_wait_startup(INIT, T_WAIT));
+	ASSERT_EQ(0, t_blocking(INIT));
+	ASSERT_EQ(MPA_STATE_FULL, mpa_state(INIT));
+	n = t_fpdu_encode(fpdu, 0, false, "abc", 3, NULL);
+	ASSERT_EQ(n, t_send(RAW_R, fpdu, n));
+	ASSERT_EQ(3, recv(INIT, buf, sizeof(buf), 0));
+	EXPECT_BYTES("abc", buf, 3);
+}
+
+TEST_F(raw, initiator_starts_while_reading)
+{
+	start_while_calling(_metadata, self, T_CALL_RECV);
+}
+
+TEST_F(raw, initiator_starts_while_splicing)
+{
+	start_while_calling(_metadata, self, T_CALL_SPLICE);
+}
+
+/* The sender is not told EPIPE, and gets no SIGPIPE. */
+TEST_F(raw, initiator_starts_while_writing)
+{
+	signal(SIGPIPE, SIG_DFL);
+	start_while_calling(_metadata, self, T_CALL_SEND);
+}
+
+/*
+ * A call made before MPA was attached is TCP's: MPA cannot count it, but
+ * sends it back out of TCP all the same, with TCP's EPIPE, rather than let
+ * it read the startup frames and FPDUs later.
+ */
+TEST_F(raw, initiator_starts_while_reading_before_attach)
+{
+	struct t_reader rd = { .fd = INIT, .call = T_CALL_RECV };
+
+	ASSERT_EQ(0, t_set_timeo(INIT, SO_RCVTIMEO, T_WAIT));
+	t_reader_start(_metadata, &rd);
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	t_start_nonblock(_metadata, INIT);
+	pthread_join(rd.thr, NULL);
+	EXPECT_EQ(-1, rd.r);
+	EXPECT_EQ(EPIPE, rd.err) TH_LOG("errno %d (%s)", rd.err,
+					strerror(rd.err));
+	unwelcome_reply(_metadata, self);
 }
 
 /* After the first FPDU Full Operation has begun: too late (EISCONN). */
