@@ -75,17 +75,19 @@ static int mpa_startup_errno(const struct mpa_conn *c)
  * would read the peer's frames and FPDUs as plain octets, unchecked, or
  * put plain octets behind our Request. So MPA_START first sends every such
  * call back out of TCP (mpa_plain_drain()), and each is then answered as
- * if it had been made after: EINPROGRESS during the startup phase.
+ * one made after it: EINPROGRESS during the startup phase.
  *
  * MPA counts the calls it hands TCP (@plain_calls), and MPA_START raises
  * @plain_drain: a call is counted before MPA_START looks, or it sees the
  * flag (or the new state) and does not go to TCP. A counted call asleep in
  * TCP (sk_wait_data(), sk_stream_wait_memory()) leaves it with -EPIPE once
  * sk_disconnects has moved on (sk_wait_event()), as after a disconnect,
- * which MPA never does itself (mpa_disconnect()); one that only reaches
- * TCP's sleep later is sent back as it releases the socket lock to sleep
- * (mpa_kick_release_cb()). A call made before MPA was attached is not
- * counted, but is sent back all the same, and sees TCP's EPIPE.
+ * which MPA never does itself (mpa_disconnect()); one that reaches TCP's
+ * sleep only later is sent back as it releases the socket lock to sleep:
+ * meanwhile the socket has a struct proto whose release_cb does that
+ * (changed under the socket lock, as kTLS changes its own). A call made
+ * before MPA was attached is not counted: sent back if it is asleep in TCP
+ * then, it sees TCP's EPIPE.
  */
 static void mpa_plain_kick(struct mpa_conn *c)
 {
@@ -122,16 +124,9 @@ static bool mpa_stream_plain(const struct mpa_conn *c)
 	return state == MPA_STATE_STREAMING || state == MPA_STATE_REJECTED;
 }
 
-/* Is MPA_START draining? */
-static bool mpa_plain_draining(const struct mpa_conn *c)
-{
-	/* the flag, then the state it was lowered after */
-	return smp_load_acquire(&c->plain_drain);
-}
-
 static void mpa_plain_exit(struct mpa_conn *c)
 {
-	/* the count, then the flag; MPA_START: the flag, then the count */
+	/* the count, then the flag; mpa_plain_drain(): the flag, the count */
 	if (atomic_dec_and_test(&c->plain_calls) &&
 	    READ_ONCE(c->plain_drain))
 		wake_up_var(&c->plain_calls);
@@ -141,34 +136,45 @@ static void mpa_plain_exit(struct mpa_conn *c)
  * Before a plain call goes to TCP; mpa_plain_exit() after it.
  *
  * Return: 1 to go on, 0 if the stream may be plain no longer (look at the
- * state again), -ERESTARTSYS.
+ * state again), -EINPROGRESS while MPA_START drains: the call is one made
+ * during the startup phase.
  */
 static int mpa_plain_enter(struct mpa_conn *c)
 {
 	atomic_inc(&c->plain_calls);
-	/* the count, then the flag; MPA_START: the flag, then the count */
+	/* the count, then the flag; mpa_plain_drain(): the flag, the count */
 	smp_mb__after_atomic();
-	if (!mpa_plain_draining(c) && mpa_stream_plain(c))
+	if (READ_ONCE(c->plain_drain)) {
+		mpa_plain_exit(c);
+		return -EINPROGRESS;
+	}
+	/* the state mpa_plain_drained() lowered the flag after */
+	smp_rmb();
+	if (mpa_stream_plain(c))
 		return 1;
 	mpa_plain_exit(c);
-	return wait_var_event_interruptible(&c->plain_drain,
-					    !mpa_plain_draining(c));
+	return 0;
 }
 
-/* Did TCP's -EPIPE send the call back (mpa_plain_kick())? */
-static bool mpa_plain_kicked(const struct mpa_conn *c, int ret, u32 kicks)
+/*
+ * Did TCP's -EPIPE send the call back (mpa_plain_kick())? Not if TCP was
+ * reset or (a send) shut down meanwhile: then it is TCP's own.
+ */
+static bool mpa_plain_kicked(const struct mpa_conn *c, long ret, u32 kicks,
+			     bool send)
 {
-	return ret == -EPIPE && READ_ONCE(c->plain_kicks) != kicks;
+	const struct sock *sk = c->sk;
+
+	return ret == -EPIPE && READ_ONCE(c->plain_kicks) != kicks &&
+	       mpa_tcp_sends(sk) &&
+	       !(send && (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN));
 }
 
-/* The drain is over: calls waiting for it look at the state again. */
+/* MPA_START is over, started or not: calls look at the state again. */
 static void mpa_plain_drained(struct mpa_conn *c)
 {
-	/* after the new state */
+	/* after the new state; mpa_plain_enter() reads them in turn */
 	smp_store_release(&c->plain_drain, false);
-	/* the flag, then wake_up_var()'s look for waiters */
-	smp_mb();
-	wake_up_var(&c->plain_drain);
 }
 
 /*
@@ -182,9 +188,8 @@ static int mpa_plain_drain(struct mpa_conn *c)
 	struct sock *sk = c->sk;
 	int ret = 0;
 
-	WRITE_ONCE(c->plain_drain, true);
-	/* the flag, then the count; a call: the count, then the flag */
-	smp_mb();
+	/* the flag, then the count; mpa_plain_enter(): the count, the flag */
+	smp_store_mb(c->plain_drain, true);
 	mpa_plain_kick(c);
 	if (!atomic_read(&c->plain_calls))
 		return 0;
@@ -209,7 +214,7 @@ static int mpa_opt_start(struct mpa_conn *c)
 	if (c->plain_drain)
 		return -EALREADY;
 	if (mpa_conn_state(c) == MPA_STATE_STREAMING) {
-		/* nothing sent back for a start that cannot be */
+		/* no call sent back for a start that cannot be */
 		ret = mpa_startup_check_config(c);
 		if (ret)
 			return ret;
@@ -636,7 +641,7 @@ again:
 	ret = c->sk_proto->sendmsg(sk, msg, size);
 	msg->msg_flags = flags;
 	mpa_plain_exit(c);
-	if (mpa_plain_kicked(c, ret, kicks))
+	if (mpa_plain_kicked(c, ret, kicks, true))
 		goto again;
 	if (ret == -EPIPE && !(flags & MSG_NOSIGNAL))
 		send_sig(SIGPIPE, current, 0);
@@ -676,7 +681,7 @@ again:
 	kicks = READ_ONCE(c->plain_kicks);
 	ret = c->sk_proto->recvmsg(sk, msg, len, flags, addr_len);
 	mpa_plain_exit(c);
-	if (mpa_plain_kicked(c, ret, kicks))
+	if (mpa_plain_kicked(c, ret, kicks, false))
 		goto again;
 	return ret;
 }
@@ -758,7 +763,7 @@ static ssize_t mpa_splice_read(struct socket *sock, loff_t *ppos,
 		kicks = READ_ONCE(c->plain_kicks);
 		ret = c->sk_ops->splice_read(sock, ppos, pipe, len, flags);
 		mpa_plain_exit(c);
-		if (!mpa_plain_kicked(c, ret, kicks))
+		if (!mpa_plain_kicked(c, ret, kicks, false))
 			return ret;
 	}
 }
@@ -898,7 +903,9 @@ static int mpa_set_rcvlowat(struct sock *sk, int val)
 	struct mpa_conn *c = mpa_conn(sk);
 	u8 state = mpa_conn_state(c);
 
-	if (state == MPA_STATE_STREAMING || state == MPA_STATE_REJECTED)
+	/* from MPA_START on (socket locked: @plain_drain is stable) */
+	if ((state == MPA_STATE_STREAMING && !c->plain_drain) ||
+	    state == MPA_STATE_REJECTED)
 		return c->sk_ops->set_rcvlowat(sk, val);
 	if (val > 1)
 		return -EOPNOTSUPP;
