@@ -380,6 +380,30 @@ static u32 mpa_tx_open_span(const struct mpa_fpdu_layout *lo, u32 ulen)
 	return tmp.span;
 }
 
+/* The first room of an open ULPDU (MSG_MORE): doubled as it grows */
+#define MPA_TX_OPEN_MIN		1024
+
+/*
+ * Grow the open ULPDU's image to at least @need octets. Each growth may
+ * take a new chunk (the page fragment is shared: the task's other sends
+ * move it on), so the image grows by doubling, from MPA_TX_OPEN_MIN up to
+ * the largest FPDU (@r's layout, opened for MPA_MAX_ULPDU): a ULPDU
+ * appended to in many small pieces needs few chunks. The room not used
+ * is given back when it closes (mpa_tx_close_open()).
+ */
+static int mpa_tx_open_grow(struct mpa_conn *c, struct mpa_tx_rec *r,
+			    u32 need)
+{
+	u32 want = min(max3(need, 2 * r->len, MPA_TX_OPEN_MIN), r->lo.span);
+
+	if (need <= r->len)
+		return 0;
+	/* without the room to spare for it, no more than needed */
+	if (want > need && !mpa_tx_rec_grow(c, r, want))
+		return 0;
+	return mpa_tx_rec_grow(c, r, need);
+}
+
 /* Append @len octets from @from to the open ULPDU, opening one if needed. */
 static int mpa_tx_append(struct mpa_conn *c, struct iov_iter *from, u32 len)
 {
@@ -397,7 +421,7 @@ static int mpa_tx_append(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	}
 	start = r->ulpdu_len;
 	end = start + len;
-	ret = mpa_tx_rec_grow(c, r, mpa_tx_open_span(&r->lo, end));
+	ret = mpa_tx_open_grow(c, r, mpa_tx_open_span(&r->lo, end));
 	if (ret)
 		goto undo;
 	mpa_piece_iter_init(&it);

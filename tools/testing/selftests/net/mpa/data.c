@@ -423,6 +423,40 @@ TEST_F(data, msg_more)
 	}
 }
 
+/*
+ * An open ULPDU appended to in many pieces while the same task sends on
+ * another socket between them (which moves the task's page fragment on)
+ * is still one ULPDU, small pieces or large: no ENOMEM.
+ */
+TEST_F(data, msg_more_interleaved)
+{
+	static const size_t piece[] = { 4, 600 };
+	size_t k, n, i;
+	ssize_t r;
+	int a, b, fl;
+
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &a, &b));
+	for (i = 0; i < ARRAY_SIZE(piece); i++) {
+		n = 60000 / piece[i] < 100 ? 60000 / piece[i] : 100;
+		t_fill(tx_buf, n * piece[i], 910 + i);
+		for (k = 0; k < n; k++) {
+			ASSERT_EQ((ssize_t)piece[i],
+				  send(self->i, tx_buf + k * piece[i],
+				       piece[i], MSG_NOSIGNAL | MSG_MORE))
+				TH_LOG("piece %zu of %zu: %s", k, piece[i],
+				       strerror(errno));
+			ASSERT_EQ(1, send(a, "p", 1, MSG_NOSIGNAL));
+		}
+		ASSERT_EQ(0, send(self->i, "", 0, MSG_NOSIGNAL));
+		r = t_recv_flags(self->r, rx_buf, T_BUF, 0, &fl);
+		ASSERT_EQ((ssize_t)(n * piece[i]), r);
+		EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+		EXPECT_BYTES(tx_buf, rx_buf, n * piece[i]);
+	}
+	close(a);
+	close(b);
+}
+
 /* Growing an open ULPDU beyond 64768 fails and leaves it as it was. */
 TEST_F(data, msg_more_limit)
 {
