@@ -19,9 +19,14 @@
 #include "mpa.h"
 #include "netns.h"
 
+/*
+ * Is this a call from inside one of our callbacks? An interrupt or a
+ * softirq that comes while the task runs mpa_kapi_run() has the same
+ * current, but is not.
+ */
 static bool mpa_kin_callback(const struct mpa_conn *c)
 {
-	return READ_ONCE(c->kcb_task) == current;
+	return in_task() && READ_ONCE(c->kcb_task) == current;
 }
 
 /* Lock the socket unless a callback of ours already holds it. */

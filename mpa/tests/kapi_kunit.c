@@ -6,6 +6,7 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/interrupt.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <net/mpa.h>
@@ -31,9 +32,20 @@ struct kapi_end {
 	u32 got_len;
 	int ulpdus;
 	int pauses;		/* return -EAGAIN this many times */
+	bool resume_bh;		/* ... and resume from a softirq */
+	bool resume_queued;	/* that resume queued the work */
+	struct mpa_conn *c;
+	struct tasklet_struct resume;
 	bool reject;
 	bool accept_later;
 };
+
+static void kapi_resume_bh(struct tasklet_struct *t)
+{
+	struct kapi_end *e = from_tasklet(e, t, resume);
+
+	mpa_kresume(e->c);
+}
 
 static struct kapi_end *kapi_end_new(struct kunit *test)
 {
@@ -46,6 +58,7 @@ static struct kapi_end *kapi_end_new(struct kunit *test)
 	init_completion(&e->error);
 	init_completion(&e->closed);
 	init_completion(&e->tx_done);
+	tasklet_setup(&e->resume, kapi_resume_bh);
 	return e;
 }
 
@@ -89,7 +102,21 @@ static int kapi_ulpdu(struct mpa_conn *c, void *priv, struct mpa_ulpdu *u)
 
 	if (e->pauses) {
 		e->pauses--;
-		mpa_kresume(c);		/* from a callback: right away */
+		if (!e->resume_bh) {
+			mpa_kresume(c);	/* from a callback: right away */
+			return -EAGAIN;
+		}
+		/*
+		 * From a softirq that interrupts this very task (as a
+		 * completion on this CPU would): not a call from the
+		 * callback, whatever current says. It must queue the work:
+		 * once the callback is over nothing else would deliver.
+		 */
+		e->c = c;
+		local_bh_disable();
+		tasklet_schedule(&e->resume);
+		local_bh_enable();	/* runs it here, in softirq context */
+		e->resume_queued = test_bit(MPA_EV_RESUME, &c->events);
 		return -EAGAIN;
 	}
 	kv.iov_base = e->got;
@@ -266,7 +293,7 @@ static void kapi_send_args(struct kunit *test)
 
 /* Kernel to kernel: negotiate, zero-copy send with Markers, place. */
 static void kapi_exchange(struct kunit *test, int family, u32 len,
-			  int pauses)
+			  int pauses, bool resume_bh)
 {
 	struct mpa_test_pair *pair = mpa_test_pair_new(test, family);
 	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
@@ -278,6 +305,7 @@ static void kapi_exchange(struct kunit *test, int family, u32 len,
 	u32 left = len;
 
 	er->pauses = pauses;
+	er->resume_bh = resume_bh;
 	kapi_attach(test, pair->server, &kapi_responder, er);
 	ci = kapi_attach(test, pair->client, &kapi_initiator, ei);
 	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->request));
@@ -305,9 +333,12 @@ static void kapi_exchange(struct kunit *test, int family, u32 len,
 	ei->tx.done = kapi_tx_done;
 	KUNIT_ASSERT_EQ(test, 0, mpa_ksend(ci, bv, n, len, &ei->tx));
 	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	tasklet_kill(&er->resume);
 	KUNIT_EXPECT_EQ(test, len, er->got_len);
 	KUNIT_EXPECT_EQ(test, 1, er->ulpdus);
 	KUNIT_EXPECT_EQ(test, 0, er->pauses);
+	if (resume_bh)
+		KUNIT_EXPECT_TRUE(test, er->resume_queued);
 	for (i = 0; i < len; i += 509)
 		KUNIT_ASSERT_EQ(test, (int)('a' + i / PAGE_SIZE),
 				(int)er->got[i]);
@@ -324,18 +355,23 @@ static void kapi_exchange(struct kunit *test, int family, u32 len,
 
 static void kapi_exchange_ipv4(struct kunit *test)
 {
-	kapi_exchange(test, AF_INET, 1000, 0);
+	kapi_exchange(test, AF_INET, 1000, 0, false);
 }
 
 static void kapi_exchange_ipv6_large(struct kunit *test)
 {
 	/* Markers cut it into too many pieces: copied, done at once */
-	kapi_exchange(test, AF_INET6, MPA_MAX_ULPDU, 0);
+	kapi_exchange(test, AF_INET6, MPA_MAX_ULPDU, 0, false);
 }
 
 static void kapi_exchange_paused(struct kunit *test)
 {
-	kapi_exchange(test, AF_INET, 3000, 2);
+	kapi_exchange(test, AF_INET, 3000, 2, false);
+}
+
+static void kapi_exchange_resumed_in_softirq(struct kunit *test)
+{
+	kapi_exchange(test, AF_INET, 3000, 1, true);
 }
 
 /* The Responder rejects: the Initiator's error tells, with the reply. */
@@ -394,6 +430,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_exchange_ipv4),
 	KUNIT_CASE(kapi_exchange_ipv6_large),
 	KUNIT_CASE(kapi_exchange_paused),
+	KUNIT_CASE(kapi_exchange_resumed_in_softirq),
 	KUNIT_CASE(kapi_reject),
 	KUNIT_CASE(kapi_two_initiators),
 	KUNIT_CASE(kapi_accept_later),
