@@ -436,8 +436,15 @@ static int mpa_startup_refuse(struct mpa_conn *c)
 {
 	if (mpa_conn_state(c) != MPA_STATE_FULL)
 		return -EINVAL;
+	/*
+	 * An FPDU came (against R-7.1.2-15) once the machine saw an octet
+	 * of it or found it whole: recv may have shown the ULPDU already,
+	 * even if only with MSG_PEEK, which the plain stream would show
+	 * again, framing and all.
+	 */
 	if (c->tx_pos || c->tx_open || c->stats.tx_fpdus ||
-	    c->rx_cfill || c->rx_err || c->stats.rx_fpdus)
+	    c->rx_cfill || c->rx_err || c->stats.rx_fpdus ||
+	    c->rx_done || READ_ONCE(c->rx_ready) || mpa_rxm_fed(&c->rxm))
 		return -EISCONN;
 	mpa_rx_release(c);
 	mpa_conn_set_state(c, MPA_STATE_REJECTED);

@@ -1412,6 +1412,35 @@ TEST_F(raw, initiator_starts_while_reading_before_attach)
 	unwelcome_reply(_metadata, self);
 }
 
+/*
+ * An FPDU from the Responder (against R-7.1.2-15) that recv showed, even
+ * with MSG_PEEK, even in part: too late to refuse (EISCONN), or the plain
+ * stream would show its octets again, framing and all.
+ */
+TEST_F(raw, initiator_refuses_after_reading)
+{
+	uint8_t fpdu[64];
+	char buf[16];
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	t_start_nonblock(_metadata, INIT);
+	unwelcome_reply(_metadata, self);
+	n = t_fpdu_encode(fpdu, 0, false, "abcdef", 6, NULL);
+	ASSERT_EQ(n, t_send(RAW_R, fpdu, n));
+	ASSERT_EQ(0, t_set_timeo(INIT, SO_RCVTIMEO, T_WAIT));
+	ASSERT_EQ(2, recv(INIT, buf, 2, MSG_PEEK));
+	EXPECT_BYTES("ab", buf, 2);
+	EXPECT_EQ(-1, mpa_answer(INIT, MPA_REJECT, NULL, 0));
+	EXPECT_EQ(EISCONN, errno);
+	ASSERT_EQ(2, recv(INIT, buf, 2, 0));
+	EXPECT_EQ(-1, mpa_answer(INIT, MPA_REJECT, NULL, 0));
+	EXPECT_EQ(EISCONN, errno);
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
+	ASSERT_EQ(4, recv(INIT, buf, sizeof(buf), 0));
+	EXPECT_BYTES("cdef", buf, 4);
+}
+
 /* After the first FPDU Full Operation has begun: too late (EISCONN). */
 TEST_F(raw, initiator_refuses_too_late)
 {
