@@ -713,9 +713,12 @@ int mpa_rx_recvmsg(struct mpa_conn *c, struct msghdr *msg, size_t len,
 		return ret;
 
 	n = min_t(size_t, len, u.len - u.done);
-	ret = mpa_ulpdu_copy(&u, u.done, &msg->msg_iter, n);
-	if (ret)
-		return ret;
+	/* MSG_TRUNC: TCP's meaning, octets taken without a copy */
+	if (!(flags & MSG_TRUNC)) {
+		ret = mpa_ulpdu_copy(&u, u.done, &msg->msg_iter, n);
+		if (ret)
+			return ret;
+	}
 	if (u.done + n == u.len)
 		msg->msg_flags |= MSG_EOR;
 	if (!(flags & MSG_PEEK))

@@ -914,6 +914,21 @@ static int mpa_set_rcvlowat(struct sock *sk, int val)
 }
 
 /*
+ * SO_PEEK_OFF is TCP's on the plain stream. MPA's recv always peeks from
+ * what is left of the current ULPDU: refused from MPA_START on, rather
+ * than taken and ignored. (Without the socket lock: a value that gets
+ * through while MPA_START runs is TCP's, which MPA's recv never reads.)
+ */
+static int mpa_set_peek_off(struct sock *sk, int val)
+{
+	struct mpa_conn *c = mpa_conn(sk);
+
+	if (!mpa_stream_plain(c) || READ_ONCE(c->plain_drain))
+		return -EOPNOTSUPP;
+	return c->sk_ops->set_peek_off(sk, val);
+}
+
+/*
  * connect(AF_UNSPEC) would disconnect TCP under MPA (mpa_disconnect()
  * refuses it). Refused here, before inet_stream_connect() marks the
  * socket as disconnecting and wakes its waiters with EPIPE.
@@ -954,6 +969,7 @@ static void mpa_build_proto_ops(struct proto_ops *ops, const struct proto_ops *b
 	ops->mmap = mpa_mmap;
 	ops->setsockopt = mpa_sock_setsockopt;
 	ops->set_rcvlowat = mpa_set_rcvlowat;
+	ops->set_peek_off = mpa_set_peek_off;
 	ops->connect = mpa_connect;
 }
 

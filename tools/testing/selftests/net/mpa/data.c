@@ -457,6 +457,32 @@ TEST_F(data, msg_more_interleaved)
 	close(b);
 }
 
+/*
+ * MSG_TRUNC has TCP's meaning: octets of the ULPDU taken (or, with
+ * MSG_PEEK, counted) without a copy, no buffer needed. SO_PEEK_OFF,
+ * which MPA's recv does not follow, is refused.
+ */
+TEST_F(data, msg_trunc_peek_off)
+{
+	ssize_t r;
+	int fl;
+
+	EXPECT_EQ(-1, t_setint(self->r, SOL_SOCKET, SO_PEEK_OFF, 0));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	ASSERT_EQ(8, send(self->i, "abcdefgh", 8, MSG_NOSIGNAL));
+	ASSERT_EQ(3, send(self->i, "xyz", 3, MSG_NOSIGNAL));
+	EXPECT_EQ(3, recv(self->r, NULL, 3, MSG_TRUNC | MSG_PEEK));
+	EXPECT_EQ(3, recv(self->r, NULL, 3, MSG_TRUNC));
+	r = t_recv_flags(self->r, rx_buf, T_BUF, 0, &fl);
+	ASSERT_EQ(5, r);
+	EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+	EXPECT_BYTES("defgh", rx_buf, 5);
+	r = t_recv_flags(self->r, NULL, 100, MSG_TRUNC, &fl);
+	ASSERT_EQ(3, r);
+	EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+	one_ulpdu(_metadata, self->i, self->r, "next", 4);
+}
+
 /* Growing an open ULPDU beyond 64768 fails and leaves it as it was. */
 TEST_F(data, msg_more_limit)
 {
