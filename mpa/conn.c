@@ -120,8 +120,12 @@ static void mpa_error_report(struct sock *sk)
 {
 	struct mpa_conn *c = mpa_conn(sk);
 
-	WRITE_ONCE(c->soft_err, sk->sk_state == TCP_CLOSE ? 0 :
-		   READ_ONCE(sk->sk_err));
+	if (sk->sk_state == TCP_CLOSE) {
+		WRITE_ONCE(c->soft_err, 0);
+		WRITE_ONCE(c->hard_err, READ_ONCE(sk->sk_err));
+	} else {
+		WRITE_ONCE(c->soft_err, READ_ONCE(sk->sk_err));
+	}
 	c->saved_error_report(sk);
 }
 

@@ -105,6 +105,8 @@ enum {
  * @saved_error_report: the socket's sk_error_report before MPA
  * @soft_err: the socket error TCP last reported while open, a soft one
  *	(mpa_tcp_soft_error()); 0 after one reported closed
+ * @hard_err: the socket error TCP reported closed (a reset, a timeout),
+ *	kept should the socket's user read it first (SO_ERROR, send)
  * @state: enum mpa_state; changed under the socket lock, read locklessly
  *	by poll
  * @role: MPA_ROLE_INITIATOR or MPA_ROLE_RESPONDER, 0 until set
@@ -198,6 +200,7 @@ struct mpa_conn {
 	void (*saved_state_change)(struct sock *sk);
 	void (*saved_error_report)(struct sock *sk);
 	int soft_err;
+	int hard_err;
 	atomic_t plain_calls;
 	u32 plain_kicks;
 

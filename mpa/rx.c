@@ -503,6 +503,18 @@ bool mpa_rx_process(struct mpa_conn *c)
 	}
 }
 
+/* TCP was reset (or timed out) with @errnum: code 1, once (A15) */
+static void mpa_rx_reset(struct mpa_conn *c, int errnum)
+{
+	if (!c->err.code) {
+		c->err.code = MPA_ERR_TCP_CLOSED;
+		c->err.reason = MPA_REASON_PEER_CLOSED;
+		c->err.errnum = errnum;
+		mpa_net_event(c, MPA_NET_ERROR);
+	}
+	c->rx_reset = true;
+}
+
 /**
  * mpa_rx_end() - no ULPDU to return: has the receive half ended?
  * @c: the connection, socket locked, in Full Operation
@@ -532,19 +544,20 @@ int mpa_rx_end(struct mpa_conn *c, bool *eof)
 	if (sk->sk_err && !soft) {
 		/* RST (code 1): after the whole FPDUs queued before it */
 		err = sock_error(sk);
-		if (!c->err.code) {
-			c->err.code = MPA_ERR_TCP_CLOSED;
-			c->err.reason = MPA_REASON_PEER_CLOSED;
-			c->err.errnum = -err;
-			mpa_net_event(c, MPA_NET_ERROR);
-		}
-		c->rx_reset = true;
+		mpa_rx_reset(c, -err);
 		return err;
 	}
 	if (!sock_flag(sk, SOCK_DONE)) {
 		/* Our own SHUT_RD, or a closed socket: plain end of file */
 		*eof = (sk->sk_shutdown & RCV_SHUTDOWN) ||
 		       sk->sk_state == TCP_CLOSE;
+		/*
+		 * A reset whose error the user read first (SO_ERROR, send):
+		 * told once, as on TCP, but still code 1, not a clean end
+		 */
+		if (*eof && sk->sk_state == TCP_CLOSE &&
+		    READ_ONCE(c->hard_err))
+			mpa_rx_reset(c, READ_ONCE(c->hard_err));
 		return 0;
 	}
 	/* The peer's FIN */

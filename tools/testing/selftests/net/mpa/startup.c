@@ -1441,6 +1441,35 @@ TEST_F(raw, initiator_refuses_after_reading)
 	EXPECT_BYTES("cdef", buf, 4);
 }
 
+/*
+ * A reset in the middle of an FPDU whose error the application reads
+ * first (SO_ERROR, as an epoll loop does on EPOLLERR): recv still returns
+ * the whole FPDU before it, then the end, and MPA_ERROR tells of the reset
+ * (code 1), not of a clean end.
+ */
+TEST_F(raw, initiator_reset_error_read_first)
+{
+	uint8_t fpdu[128];
+	char buf[16];
+	size_t n, m;
+
+	ASSERT_LE(0, t_raw_responder(INIT, RAW_R, T_C, false, true));
+	n = t_fpdu_encode(fpdu, 0, false, "whole", 5, NULL);
+	m = t_fpdu_encode(fpdu + n, n, false, "halfhalf", 8, NULL);
+	ASSERT_EQ(n + m / 2, t_send(RAW_R, fpdu, n + m / 2));
+	ASSERT_EQ(0, t_wait_acked(RAW_R, T_WAIT));
+	mpa_close_abort(RAW_R);
+	RAW_R = -1;
+	EXPECT_POLLERR(INIT, T_WAIT);
+	EXPECT_EQ(ECONNRESET, t_so_error(INIT));
+	ASSERT_EQ(0, t_set_timeo(INIT, SO_RCVTIMEO, T_WAIT));
+	ASSERT_EQ(5, recv(INIT, buf, sizeof(buf), 0));
+	EXPECT_BYTES("whole", buf, 5);
+	EXPECT_EQ(0, recv(INIT, buf, sizeof(buf), 0));
+	EXPECT_MPA_ERROR(INIT, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 ECONNRESET);
+}
+
 /* After the first FPDU Full Operation has begun: too late (EISCONN). */
 TEST_F(raw, initiator_refuses_too_late)
 {
