@@ -350,6 +350,62 @@ static struct mpa_tx_rec *mpa_tx_rec_new(struct mpa_conn *c, u32 len)
 	return r;
 }
 
+/*
+ * The open ULPDU's image takes every chunk: each piece appended took one
+ * of its own when another send of the task moved the shared page fragment
+ * on between them. Copy the image into new pieces of the fragment, as few
+ * as its pages allow, and let the old ones go. Return: 0, -ENOMEM (also
+ * when that would not free a chunk), -ENOBUFS (TCP's memory limits).
+ */
+static int mpa_tx_open_compact(struct mpa_conn *c, struct mpa_tx_rec *r)
+{
+	struct mpa_tx_rec *n;
+	unsigned int i;
+	u32 off, a, b;
+	u8 *src, *dst;
+	int ret;
+
+	n = kmem_cache_alloc(mpa_tx_rec_cache, c->sk->sk_allocation);
+	if (!n)
+		return -ENOMEM;
+	memset(n, 0, offsetof(struct mpa_tx_rec, chunks));
+	ret = mpa_tx_rec_grow(c, n, r->len);
+	if (!ret && n->nr_chunks >= r->nr_chunks)
+		ret = -ENOMEM;
+	if (ret) {
+		mpa_tx_rec_free(c, n);
+		return ret;
+	}
+	for (off = 0; off < r->len; off += min(a, b)) {
+		a = r->len - off;
+		b = a;
+		src = mpa_tx_rec_ptr(r, off, &a);
+		dst = mpa_tx_rec_ptr(n, off, &b);
+		memcpy(dst, src, min(a, b));
+	}
+	/* @r keeps its layout and lengths, with @n's pieces and charge */
+	mpa_tx_uncharge(c, r, r->charged);
+	for (i = 0; i < r->nr_chunks; i++)
+		put_page(r->chunks[i].page);
+	memcpy(r->chunks, n->chunks, n->nr_chunks * sizeof(n->chunks[0]));
+	r->nr_chunks = n->nr_chunks;
+	r->charged = n->charged;
+	kmem_cache_free(mpa_tx_rec_cache, n);
+	return 0;
+}
+
+/* Grow the open ULPDU's image to @need octets, compacting it if need be. */
+static int mpa_tx_open_grow(struct mpa_conn *c, struct mpa_tx_rec *r,
+			    u32 need)
+{
+	int ret = mpa_tx_rec_grow(c, r, need);
+
+	if (ret != -ENOMEM || r->nr_chunks != MPA_TX_CHUNKS)
+		return ret;
+	ret = mpa_tx_open_compact(c, r);
+	return ret ?: mpa_tx_rec_grow(c, r, need);
+}
+
 /* Close the open ULPDU: final layout, Markers, PAD, CRC; queue it. */
 static void mpa_tx_close_open(struct mpa_conn *c)
 {
@@ -359,7 +415,7 @@ static void mpa_tx_close_open(struct mpa_conn *c)
 	mpa_fpdu_layout(&r->lo, r->lo.pos, c->params.tx_markers,
 			r->ulpdu_len);
 	/* The image was sized for the ULPDU so far; add PAD and CRC room. */
-	if (mpa_tx_rec_grow(c, r, r->lo.span)) {
+	if (mpa_tx_open_grow(c, r, r->lo.span)) {
 		/* Keep it open: the caller reports the error. */
 		c->tx_open = r;
 		return;
@@ -378,30 +434,6 @@ static u32 mpa_tx_open_span(const struct mpa_fpdu_layout *lo, u32 ulen)
 
 	mpa_fpdu_layout(&tmp, lo->pos, lo->markers, ulen);
 	return tmp.span;
-}
-
-/* The first room of an open ULPDU (MSG_MORE): doubled as it grows */
-#define MPA_TX_OPEN_MIN		1024
-
-/*
- * Grow the open ULPDU's image to at least @need octets. Each growth may
- * take a new chunk (the page fragment is shared: the task's other sends
- * move it on), so the image grows by doubling, from MPA_TX_OPEN_MIN up to
- * the largest FPDU (@r's layout, opened for MPA_MAX_ULPDU): a ULPDU
- * appended to in many small pieces needs few chunks. The room not used
- * is given back when it closes (mpa_tx_close_open()).
- */
-static int mpa_tx_open_grow(struct mpa_conn *c, struct mpa_tx_rec *r,
-			    u32 need)
-{
-	u32 want = min(max3(need, 2 * r->len, MPA_TX_OPEN_MIN), r->lo.span);
-
-	if (need <= r->len)
-		return 0;
-	/* without the room to spare for it, no more than needed */
-	if (want > need && !mpa_tx_rec_grow(c, r, want))
-		return 0;
-	return mpa_tx_rec_grow(c, r, need);
 }
 
 /* Append @len octets from @from to the open ULPDU, opening one if needed. */
