@@ -122,7 +122,12 @@ static void mpa_error_report(struct sock *sk)
 
 	if (sk->sk_state == TCP_CLOSE) {
 		WRITE_ONCE(c->soft_err, 0);
-		WRITE_ONCE(c->hard_err, READ_ONCE(sk->sk_err));
+		/*
+		 * The first one stays: later reports (the error queue's)
+		 * come with the error read already, or another
+		 */
+		if (!c->hard_err)
+			WRITE_ONCE(c->hard_err, READ_ONCE(sk->sk_err));
 	} else {
 		WRITE_ONCE(c->soft_err, READ_ONCE(sk->sk_err));
 	}

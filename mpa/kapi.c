@@ -126,7 +126,8 @@ static void mpa_kdeliver(struct mpa_conn *c)
 			if (mpa_tcp_soft_error(c))
 				sock_error(c->sk);
 			ret = mpa_rx_end(c, &eof);
-			if (ret || c->rx_err) {
+			/* a reset is an error, its errno read already or not */
+			if (ret || c->rx_err || c->rx_reset) {
 				if (!c->err.errnum)
 					c->err.errnum = -ret;
 				mpa_kreport_error(c);

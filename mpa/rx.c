@@ -570,10 +570,15 @@ int mpa_rx_end(struct mpa_conn *c, bool *eof)
 		mpa_rx_cbuf_free(c);
 		return -EPROTO;
 	}
-	/* FIN at an FPDU boundary: end of file, code 1 (A15) */
+	/*
+	 * FIN at an FPDU boundary: end of file, code 1 (A15); with the errno
+	 * of a reset that came after it, if its error was read already
+	 */
 	if (!c->err.code) {
 		c->err.code = MPA_ERR_TCP_CLOSED;
 		c->err.reason = MPA_REASON_PEER_CLOSED;
+		if (sk->sk_state == TCP_CLOSE)
+			c->err.errnum = READ_ONCE(c->hard_err);
 	}
 	return 0;
 }
