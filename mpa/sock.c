@@ -222,6 +222,9 @@ static int mpa_opt_start(struct mpa_conn *c)
 		if (ret)
 			return ret;
 		ret = mpa_startup_start(c);
+		/* MPA's recv does not follow SO_PEEK_OFF: a value set before */
+		if (!ret)
+			WRITE_ONCE(c->sk->sk_peek_off, -1);
 		mpa_plain_drained(c);
 	} else {
 		ret = mpa_startup_start(c);

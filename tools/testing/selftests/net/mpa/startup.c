@@ -1470,6 +1470,26 @@ TEST_F(raw, initiator_reset_error_read_first)
 			 ECONNRESET);
 }
 
+/*
+ * SO_PEEK_OFF is TCP's before MPA_START; MPA's recv does not follow it,
+ * so a value set then is dropped when the startup phase starts, and a new
+ * one refused.
+ */
+TEST_F(raw, initiator_peek_off_dropped)
+{
+	int v = 7;
+	socklen_t len = sizeof(v);
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, t_setint(INIT, SOL_SOCKET, SO_PEEK_OFF, 0));
+	t_start_nonblock(_metadata, INIT);
+	ASSERT_EQ(0, getsockopt(INIT, SOL_SOCKET, SO_PEEK_OFF, &v, &len));
+	EXPECT_EQ(-1, v);
+	EXPECT_EQ(-1, t_setint(INIT, SOL_SOCKET, SO_PEEK_OFF, 0));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	unwelcome_reply(_metadata, self);
+}
+
 /* After the first FPDU Full Operation has begun: too late (EISCONN). */
 TEST_F(raw, initiator_refuses_too_late)
 {
