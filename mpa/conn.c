@@ -164,6 +164,10 @@ struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp)
 	if (!c)
 		return NULL;
 	c->sk = sk;
+	if (mpa_net_conn_reserve(c, gfp)) {
+		kmem_cache_free(mpa_conn_cache, c);
+		return NULL;
+	}
 	c->sk_proto = sk->sk_prot;
 	c->state = MPA_STATE_STREAMING;
 	c->ino = sock_i_ino(sk);

@@ -182,8 +182,8 @@ enum {
  * @kcb_task: the task running a consumer callback, socket locked
  * @err: the last error (RFC 5044 section 8 code, reason, errno)
  * @stats: counters
- * @net_node: in the namespace's list of connections (netns.c)
- * @net_linked: @net_node is on that list
+ * @net_id: its id among the namespace's connections (netns.c)
+ * @net_linked: listed in the namespace, by @net_id
  * @ino: the socket's inode number, as ss shows it
  * @events: MPA_EV_* bits for the worker
  * @work: runs the startup state machine in process context
@@ -258,7 +258,7 @@ struct mpa_conn {
 	struct mpa_error_info err;
 	bool net_linked;
 	struct mpa_stats stats;
-	struct list_head net_node;
+	u32 net_id;
 	unsigned long ino;
 
 	unsigned long events;

@@ -192,7 +192,7 @@ int mpa_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	int ret;
 
 	/*
-	 * cb->args[0]: connections already dumped; cb->seq: the list's
+	 * cb->args[0]: the id to resume from; cb->seq: the list's
 	 * generation, which netlink compares across the parts
 	 */
 	ret = mpa_net_walk_conns(sock_net(skb->sk), &cb->args[0], &cb->seq,

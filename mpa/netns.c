@@ -21,7 +21,9 @@
  * @lock: protects everything below; taken with BHs off, as connections
  *	may be released in softirq context
  * @policy: the policy for new connections
- * @conns: the namespace's connections (&mpa_conn.net_node)
+ * @conns: the namespace's connections, by &mpa_conn.net_id: a dump resumes
+ *	at the id after the last it gave (a lookup, not a walk from the start)
+ * @next_id: the next id to try (ids are given cyclically)
  * @retired: closed connections' counters, summed
  * @attached: see &struct mpa_net_stats
  * @established: see &struct mpa_net_stats
@@ -34,7 +36,8 @@
 struct mpa_net {
 	spinlock_t lock;	/* protects the fields below */
 	struct mpa_net_policy policy;
-	struct list_head conns;
+	struct xarray conns;
+	u32 next_id;
 	unsigned int conns_gen;
 	struct mpa_stats retired;
 	u64 attached;
@@ -121,15 +124,36 @@ static void mpa_stats_add(struct mpa_stats *sum, const struct mpa_stats *s)
 }
 
 /**
- * mpa_net_conn_add() - list a new connection in its socket's namespace
+ * mpa_net_conn_reserve() - an id in its socket's namespace for a new
+ *	connection, not listed yet (mpa_net_conn_add())
  * @c: the connection
+ * @gfp: allocation flags
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int mpa_net_conn_reserve(struct mpa_conn *c, gfp_t gfp)
+{
+	struct mpa_net *mn = mpa_net_of(mpa_conn_net(c));
+	int ret;
+
+	/* a NULL entry reserves the id: walks do not see it */
+	ret = xa_alloc_cyclic_bh(&mn->conns, &c->net_id, NULL, xa_limit_32b,
+				 &mn->next_id, gfp);
+	return ret < 0 ? -ENOMEM : 0;
+}
+
+/**
+ * mpa_net_conn_add() - list a new connection in its socket's namespace
+ * @c: the connection, with its id reserved (mpa_net_conn_reserve())
  */
 void mpa_net_conn_add(struct mpa_conn *c)
 {
 	struct mpa_net *mn = mpa_net_of(mpa_conn_net(c));
 
 	spin_lock_bh(&mn->lock);
-	list_add_tail(&c->net_node, &mn->conns);
+	/* into the reserved slot: nothing to allocate, cannot fail */
+	WARN_ON_ONCE(xa_is_err(xa_store_bh(&mn->conns, c->net_id, c,
+					   GFP_ATOMIC)));
 	c->net_linked = true;
 	mpa_net_conns_changed(mn);
 	mn->attached++;
@@ -149,7 +173,7 @@ void mpa_net_conn_del(struct mpa_conn *c)
 
 	spin_lock_bh(&mn->lock);
 	if (c->net_linked) {
-		list_del(&c->net_node);
+		xa_erase_bh(&mn->conns, c->net_id);
 		c->net_linked = false;
 		mpa_net_conns_changed(mn);
 		mpa_conn_stats(c, &s);
@@ -210,6 +234,7 @@ void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
 	struct mpa_net *mn = mpa_net_of(net);
 	struct mpa_conn *c;
 	struct mpa_stats s;
+	unsigned long id;
 	u8 state;
 
 	memset(st, 0, sizeof(*st));
@@ -220,7 +245,7 @@ void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
 	st->startup_failed = mn->startup_failed;
 	memcpy(st->failures, mn->failures, sizeof(st->failures));
 	st->traffic = mn->retired;
-	list_for_each_entry(c, &mn->conns, net_node) {
+	xa_for_each(&mn->conns, id, c) {
 		state = mpa_conn_state(c);
 		if (state < ARRAY_SIZE(st->conns))
 			st->conns[state]++;
@@ -233,7 +258,8 @@ void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
 /**
  * mpa_net_walk_conns() - walk a namespace's connections, resumably
  * @net: the namespace
- * @pos: in: how many to skip; out: how many were walked
+ * @pos: in: the id to start from (0 at first); out: the id after the last
+ *	connection walked
  * @gen: set, before @fn is called, to the list's generation, which
  *	changes whenever connections come or go: a walk resumed under
  *	another generation may have skipped or repeated one
@@ -249,19 +275,17 @@ int mpa_net_walk_conns(const struct net *net, unsigned long *pos,
 		       void *arg)
 {
 	struct mpa_net *mn = mpa_net_of(net);
-	unsigned long i = 0;
 	struct mpa_conn *c;
+	unsigned long id;
 	int ret = 0;
 
 	spin_lock_bh(&mn->lock);
 	*gen = mn->conns_gen;
-	list_for_each_entry(c, &mn->conns, net_node) {
-		if (i++ < *pos)
-			continue;
+	xa_for_each_start(&mn->conns, id, c, *pos) {
 		ret = fn(c, arg);
 		if (ret)
 			break;
-		*pos = i;
+		*pos = id + 1;
 	}
 	spin_unlock_bh(&mn->lock);
 	return ret;
@@ -337,7 +361,9 @@ static int __net_init mpa_net_init_net(struct net *net)
 	struct mpa_net *mn = mpa_net_of(net);
 
 	spin_lock_init(&mn->lock);
-	INIT_LIST_HEAD(&mn->conns);
+	/* charged as the connections are (SLAB_ACCOUNT) */
+	xa_init_flags(&mn->conns,
+		      XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH | XA_FLAGS_ACCOUNT);
 	mn->conns_gen = 1;
 	/* RFC 5044 defaults: CRCs required (R-4.4-5), Rev 1 */
 	mn->policy.initiator_rev = MPA_REVISION_1;
@@ -352,7 +378,8 @@ static int __net_init mpa_net_init_net(struct net *net)
 static void __net_exit mpa_net_exit_net(struct net *net)
 {
 	struct mpa_net *mn = mpa_net_of(net);
-	struct mpa_conn *c, *tmp;
+	struct mpa_conn *c;
+	unsigned long id;
 
 	remove_proc_entry("mpa_stat", net->proc_net);
 	/*
@@ -360,10 +387,9 @@ static void __net_exit mpa_net_exit_net(struct net *net)
 	 * failed to release can still be here; forget them.
 	 */
 	spin_lock_bh(&mn->lock);
-	list_for_each_entry_safe(c, tmp, &mn->conns, net_node) {
-		list_del(&c->net_node);
+	xa_for_each(&mn->conns, id, c)
 		c->net_linked = false;
-	}
+	xa_destroy(&mn->conns);
 	mpa_net_conns_changed(mn);
 	spin_unlock_bh(&mn->lock);
 }

@@ -71,6 +71,7 @@ void mpa_net_policy(const struct net *net, struct mpa_net_policy *pol);
 void mpa_net_policy_set(struct net *net, const struct mpa_net_policy *pol);
 bool mpa_net_crc_off_allowed(const struct net *net);
 
+int mpa_net_conn_reserve(struct mpa_conn *c, gfp_t gfp);
 void mpa_net_conn_add(struct mpa_conn *c);
 void mpa_net_conn_del(struct mpa_conn *c);
 void mpa_net_event(struct mpa_conn *c, enum mpa_net_event ev);
