@@ -69,6 +69,27 @@ static int mpa_startup_errno(const struct mpa_conn *c)
 }
 
 /*
+ * Until Full Operation the socket carries the plain stream (before the
+ * startup phase, and after a reject); during the startup phase nothing may
+ * cut into the frames; after a failure nothing more is delivered. In Full
+ * Operation only MPA's own send and receive paths reach the stream: every
+ * other way in or out gets EOPNOTSUPP.
+ */
+static int mpa_stream_errno(const struct mpa_conn *c)
+{
+	switch (mpa_conn_state(c)) {
+	case MPA_STATE_STREAMING:
+	case MPA_STATE_REJECTED:
+		return 0;
+	case MPA_STATE_FAILED:
+		return -c->err.errnum;
+	case MPA_STATE_FULL:
+		return -EOPNOTSUPP;
+	}
+	return -EINPROGRESS;
+}
+
+/*
  * MPA_START and the plain stream's calls. Before the startup phase a recv,
  * send or splice on the socket is TCP's own, and one may be in TCP, asleep
  * there, when another thread starts the startup phase. Woken later, it
@@ -154,6 +175,18 @@ static int mpa_plain_enter(struct mpa_conn *c)
 		return 1;
 	mpa_plain_exit(c);
 	return 0;
+}
+
+/*
+ * A call of the plain stream: the stream's errno in the states without
+ * one (mpa_stream_errno()), else mpa_plain_enter()'s answer: 1 to go to
+ * TCP, 0 to look at the state again.
+ */
+static int mpa_plain_begin(struct mpa_conn *c)
+{
+	int ret = mpa_stream_errno(c);
+
+	return ret ?: mpa_plain_enter(c);
 }
 
 /*
@@ -275,27 +308,6 @@ static int mpa_opt_answer(struct mpa_conn *c, bool reject, sockptr_t optval,
 	if (ret)
 		return ret;
 	return mpa_conn_state(c) == MPA_STATE_FAILED ? -c->err.errnum : 0;
-}
-
-/*
- * Until Full Operation the socket carries the plain stream (before the
- * startup phase, and after a reject); during the startup phase nothing may
- * cut into the frames; after a failure nothing more is delivered. In Full
- * Operation only MPA's own send and receive paths reach the stream: every
- * other way in or out gets EOPNOTSUPP.
- */
-static int mpa_stream_errno(const struct mpa_conn *c)
-{
-	switch (mpa_conn_state(c)) {
-	case MPA_STATE_STREAMING:
-	case MPA_STATE_REJECTED:
-		return 0;
-	case MPA_STATE_FAILED:
-		return -c->err.errnum;
-	case MPA_STATE_FULL:
-		return -EOPNOTSUPP;
-	}
-	return -EINPROGRESS;
 }
 
 static int mpa_get_u32(sockptr_t optval, unsigned int optlen, u32 *val)
@@ -550,10 +562,7 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 	if (level == SOL_TCP && optname == TCP_ZEROCOPY_RECEIVE) {
 		/* a plain call (mpa_plain_enter()), which never sleeps in TCP */
 		do {
-			ret = mpa_stream_errno(c);
-			if (ret)
-				return ret;
-			ret = mpa_plain_enter(c);
+			ret = mpa_plain_begin(c);
 			if (ret < 0)
 				return ret;
 		} while (!ret);
@@ -630,10 +639,7 @@ again:
 		if (ret)
 			return ret;
 	}
-	ret = mpa_stream_errno(c);
-	if (ret)
-		return ret;
-	ret = mpa_plain_enter(c);
+	ret = mpa_plain_begin(c);
 	if (!ret)
 		goto again;
 	if (ret < 0)
@@ -673,10 +679,7 @@ again:
 		if (ret != -ENOTCONN || mpa_conn_full(c))
 			return ret;
 	}
-	ret = mpa_stream_errno(c);
-	if (ret)
-		return ret;
-	ret = mpa_plain_enter(c);
+	ret = mpa_plain_begin(c);
 	if (!ret)
 		goto again;
 	if (ret < 0)
@@ -755,10 +758,7 @@ static ssize_t mpa_splice_read(struct socket *sock, loff_t *ppos,
 	ssize_t ret;
 
 	for (;;) {
-		ret = mpa_stream_errno(c);
-		if (ret)
-			return ret;
-		ret = mpa_plain_enter(c);
+		ret = mpa_plain_begin(c);
 		if (ret < 0)
 			return ret;
 		if (!ret)
