@@ -249,7 +249,10 @@ static int mpa_kconfigure(struct mpa_conn *c, const struct mpa_kparams *p)
  *
  * Attaches the "mpa" ULP and starts the startup phase: an Initiator sends
  * its Request, a Responder waits for one. What follows arrives through
- * @ops, from process context. The socket is the consumer's to release
+ * @ops, from process context, and may begin before this call returns (a
+ * peer's frame already queued is read at once): @priv must be ready for
+ * callbacks, which get the connection as their first argument. The
+ * socket is the consumer's to release
  * (after mpa_kdetach()); releasing it never waits for the peer: what MPA
  * still holds goes to TCP, which sends it and then the FIN in the
  * background (after sock_no_linger(), a reset instead).
