@@ -853,7 +853,7 @@ static void mpa_tx_run_end(struct mpa_conn *c)
 static int mpa_tx_run_flush(struct mpa_conn *c)
 {
 	struct bio_vec *run = &c->tx_run;
-	u32 len = run->bv_len;
+	u32 len = run->bv_len, queued;
 	struct sock *sk = c->sk;
 	struct msghdr msg = {};
 	int took;
@@ -866,12 +866,18 @@ static int mpa_tx_run_flush(struct mpa_conn *c)
 		mpa_tx_align(c, len, NULL);
 	msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, run, 1, len);
-	/* TCP must not count the run as queued; it charges what it takes */
-	sk_wmem_queued_add(sk, -(int)len);
+	/*
+	 * TCP must not count the run as queued, nor what MPA queued behind
+	 * it (as in mpa_tx_push()); it charges what it takes. Counted, they
+	 * could fill a send buffer TCP shrank (a failed skb allocation) or
+	 * that was set small: TCP, empty, would refuse the run for good.
+	 */
+	queued = len + c->tx_charged;
+	sk_wmem_queued_add(sk, -(int)queued);
 	WRITE_ONCE(c->tx_pushing, true);
 	took = mpa_tcp_sendmsg(sk, &msg, len);
 	WRITE_ONCE(c->tx_pushing, false);
-	sk_wmem_queued_add(sk, len);
+	sk_wmem_queued_add(sk, queued);
 	if (took == len) {
 		c->stats.tx_fpdus += c->tx_run_fpdus;
 		c->stats.tx_octets += c->tx_run_octets;

@@ -773,6 +773,60 @@ TEST_F(data, burst_then_wait)
 	EXPECT_EQ(n, si.rx_fpdus);
 }
 
+/*
+ * A send buffer smaller than a ULPDU queued behind a run: SO_SNDBUF set
+ * small (and locked) here; TCP itself shrinks the buffer to half of what
+ * is queued when it finds no memory for an skb. The receiver delays its
+ * ACKs (TCP_QUICKACK off), so that Nagle's algorithm holds the second
+ * small FPDU in a run (mpa/tx.c) while the large ULPDU queues behind it,
+ * whole or in MSG_MORE pieces. The ACK must send the run, then the rest:
+ * what MPA queued must not count against TCP taking the run. (Runs are
+ * made without Markers only, and on loopback's MSS the whole ULPDU may
+ * join the run: the other variants check that nothing else goes wrong.)
+ */
+TEST_F(data, run_before_large_small_sndbuf)
+{
+	static const size_t sizes[] = { 8, 8, 9000 };
+	int tx = self->i, rx = self->r, sndbuf = 2304, off = 0, fl;
+	unsigned int round, salt;
+	size_t k, j;
+	ssize_t r;
+
+	d_prime(_metadata, self, variant);
+	ASSERT_EQ(0, setsockopt(tx, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf)));
+	for (round = 0; round < 6; round++) {
+		/* the delayed ACK timer ends the mode: set it each round */
+		ASSERT_EQ(0, setsockopt(rx, SOL_TCP, TCP_QUICKACK, &off,
+					sizeof(off)));
+		for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+			salt = round * 7 + k;
+			for (j = 0; j < sizes[k]; j++)
+				tx_buf[j] = (uint8_t)(j * 13 + salt);
+			if (k == 2 && round % 2) {
+				ASSERT_EQ(4000, send(tx, tx_buf, 4000,
+						     MSG_NOSIGNAL | MSG_MORE));
+				ASSERT_EQ(5000, send(tx, tx_buf + 4000, 5000,
+						     MSG_NOSIGNAL));
+				continue;
+			}
+			ASSERT_EQ((ssize_t)sizes[k],
+				  send(tx, tx_buf, sizes[k], MSG_NOSIGNAL));
+		}
+		for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+			salt = round * 7 + k;
+			for (j = 0; j < sizes[k]; j++)
+				exp_buf[j] = (uint8_t)(j * 13 + salt);
+			r = t_recv_flags(rx, rx_buf, T_BUF, 0, &fl);
+			ASSERT_EQ((ssize_t)sizes[k], r)
+				TH_LOG("round %u, ULPDU %zu: errno %d", round,
+				       k, r < 0 ? errno : 0);
+			EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+			EXPECT_BYTES(exp_buf, rx_buf, sizes[k]);
+		}
+	}
+}
+
 /* Not readable until a whole ULPDU is there; poll() and epoll. */
 static void readable(struct __test_metadata *_metadata, int tx, int rx,
 		     bool use_epoll)
