@@ -109,6 +109,15 @@ static void mpa_write_space(struct sock *sk)
 		}
 	}
 	c->saved_write_space(sk);
+	/*
+	 * A run TCP had no memory for stays, and only the next ACK brings it
+	 * back here: TCP calls sk_write_space() with SOCK_NOSPACE set only,
+	 * which sk_stream_write_space() just cleared when the socket looked
+	 * writeable. (With nothing in flight, mpa_tx_run_flush() armed the
+	 * timer instead.)
+	 */
+	if (READ_ONCE(c->tx_run.bv_len) && sk->sk_socket)
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 }
 
 /*

@@ -15,6 +15,10 @@
  *              goes out once memory is back, the sender doing nothing
  *   shut_short the same, then shutdown(SHUT_WR): the FIN waits behind the
  *              FPDU, no reset; a reset once memory stays short for 5 s
+ *   run_kick_in_flight
+ *              no memory for the FPDUs Nagle's algorithm held when the
+ *              ACK comes, more in flight (injection in one function; netem
+ *              on the test's own loopback: needs ip and tc)
  *   startup    attaching MPA and the startup phase, then a ULPDU each way
  *   traffic    ULPDUs both ways at once on several connections (Markers
  *              and CRC combinations, MSG_MORE pieces, one receiver in copy
@@ -42,6 +46,7 @@
 #include <elf.h>
 #include <dirent.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -456,14 +461,13 @@ static size_t al_size(uint64_t *s)
 
 /*
  * Two MPA sockets in Full Operation, both blocking with AL_WAIT timeouts:
- * *i the Initiator (the accepted end), *r the Responder (the client, with
- * SO_RCVBUF @rcvbuf if not 0). Without injection.
+ * *i the Initiator (the accepted end), *r the Responder (the client), made
+ * with the options @o. Without injection.
  */
-static int al_pair(bool mi, bool mr, int rcvbuf, int *i, int *r)
+static int al_pair_opts(const struct t_pair_opts *o, bool mi, bool mr,
+			int *i, int *r)
 {
-	struct t_pair_opts o = { .client_rcvbuf = rcvbuf };
-
-	if (mpa_tcp_pair_opts(AF_INET, &o, r, i))
+	if (mpa_tcp_pair_opts(AF_INET, o, r, i))
 		return -1;
 	if (t_mpa_establish_ms(*i, *r, mi, mr, true, AL_WAIT) ||
 	    t_set_timeo(*i, SO_SNDTIMEO, AL_WAIT) ||
@@ -476,6 +480,14 @@ static int al_pair(bool mi, bool mr, int rcvbuf, int *i, int *r)
 		return -1;
 	}
 	return 0;
+}
+
+/* The same, the Responder with SO_RCVBUF @rcvbuf if not 0 */
+static int al_pair(bool mi, bool mr, int rcvbuf, int *i, int *r)
+{
+	struct t_pair_opts o = { .client_rcvbuf = rcvbuf };
+
+	return al_pair_opts(&o, mi, mr, i, r);
 }
 
 /*
@@ -492,6 +504,43 @@ static void al_thread_nosig(void)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 }
 
+/* TCP_INFO as far as tcpi_rcv_wnd (glibc's struct ends earlier) */
+struct al_tcp_info {
+	struct tcp_info base;
+	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+	uint32_t segs_out, segs_in, notsent_bytes, min_rtt;
+	uint32_t data_segs_in, data_segs_out;
+	uint64_t delivery_rate, busy_time, rwnd_limited, sndbuf_limited;
+	uint32_t delivered, delivered_ce;
+	uint64_t bytes_sent, bytes_retrans;
+	uint32_t dsack_dups, reord_seen, rcv_ooopack, snd_wnd, rcv_wnd;
+};
+
+_Static_assert(offsetof(struct al_tcp_info, notsent_bytes) == 144 &&
+	       offsetof(struct al_tcp_info, snd_wnd) == 228,
+	       "struct tcp_info of Linux 6.12");
+
+/* One end's state, for the report of a stall */
+static int al_end_state(char *p, size_t size, const char *who, int fd)
+{
+	struct mpa_stats st = {};
+	struct al_tcp_info ti = {};
+	socklen_t len = sizeof(ti);
+
+	mpa_getstruct(fd, MPA_STATS, &st, sizeof(st));
+	if (getsockopt(fd, SOL_TCP, TCP_INFO, &ti, &len))
+		memset(&ti, 0, sizeof(ti));
+	return snprintf(p, size,
+			"%s: MPA state %ld, FPDUs tx %llu rx %llu, inq %d; TCP state %u ca %u backoff %u probes %u, unacked %u notsent %u, snd_wnd %u rcv_wnd %u, segs out %u in %u, retrans %llu; ",
+			who, mpa_state(fd), (unsigned long long)st.tx_fpdus,
+			(unsigned long long)st.rx_fpdus, t_inq(fd),
+			ti.base.tcpi_state, ti.base.tcpi_ca_state,
+			ti.base.tcpi_backoff, ti.base.tcpi_probes,
+			ti.base.tcpi_unacked, ti.notsent_bytes, ti.snd_wnd,
+			ti.rcv_wnd, ti.segs_out, ti.segs_in,
+			(unsigned long long)ti.bytes_retrans);
+}
+
 /* One direction of a connection: a sender thread and a receiver thread */
 struct al_dir {
 	pthread_t tx, rx;
@@ -506,7 +555,20 @@ struct al_dir {
 	unsigned int received, bad;
 	ssize_t rx_end;		/* 0: end of file; -errno */
 	char why[200];
+	char stall[2][600];	/* both ends, when the sender or receiver gave up */
 };
+
+/* Both ends' state when side @k (0 sender, 1 receiver) gives up waiting */
+static void al_dir_stall(struct al_dir *d, int k)
+{
+	int n;
+
+	n = al_end_state(d->stall[k], sizeof(d->stall[k]), "sender",
+			 d->tx_fd);
+	if (n > 0 && (size_t)n < sizeof(d->stall[k]))
+		al_end_state(d->stall[k] + n, sizeof(d->stall[k]) - n,
+			     "receiver", d->rx_fd);
+}
 
 static void *al_dir_tx(void *arg)
 {
@@ -529,6 +591,8 @@ static void *al_dir_tx(void *arg)
 		d->send_err = al_send(d->tx_fd, b, len,
 				      t_rand64(&s) % 4 ? 1 : 2 + k % 3,
 				      &d->st);
+		if (d->send_err == EAGAIN)
+			al_dir_stall(d, 0);
 		if (d->send_err)
 			break;
 		d->accepted++;
@@ -552,6 +616,8 @@ static void *al_dir_rx(void *arg)
 	al_thread_nosig();
 	while (b && exp) {
 		r = al_recv(d->rx_fd, b, T_ULPDU_BUF);
+		if (r == -EAGAIN)
+			al_dir_stall(d, 1);
 		if (r <= 0) {
 			d->rx_end = r;
 			break;
@@ -603,6 +669,10 @@ static void al_dir_check(struct __test_metadata *_metadata, struct al_dir *d,
 	}
 	if (d->rx_end == -ECONNRESET || d->rx_end == -EPIPE)
 		d->st.rx_resets++;
+	if (d->stall[0][0])
+		TH_LOG("%s: when the sender gave up: %s", name, d->stall[0]);
+	if (d->stall[1][0])
+		TH_LOG("%s: when the receiver gave up: %s", name, d->stall[1]);
 }
 
 FIXTURE(inject) {
@@ -827,6 +897,70 @@ TEST_F_TIMEOUT(inject, shut_short, 300)
 		       strerror(e));
 	close(i);
 	close(r);
+	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ms, me));
+	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ms, me));
+}
+
+/*
+ * A run (mpa/tx.c: small FPDUs MPA holds while Nagle's algorithm would)
+ * that TCP has no memory for when an ACK comes, with more still in
+ * flight: each ACK after it must bring it back to MPA, and once nothing
+ * is in flight MPA's retry timer sends it. netem delays both ways on
+ * the test's own loopback, so that the ACKs of a ULPDU of three segments
+ * come apart (a 40 ms RTT makes TCP give each skb two segments; a short
+ * one, all); the small ULPDU sent right behind it waits in the run. Every
+ * allocation under mpa_tx_run_kick() fails.
+ */
+TEST_F_TIMEOUT(inject, run_kick_in_flight, 300)
+{
+	static const size_t sizes[] = { 2 * 1460 + 700, 8 };
+	struct t_pair_opts o = { .mss = 1460 };
+	uint8_t *b = malloc(T_ULPDU_BUF), *got = malloc(T_ULPDU_BUF);
+	unsigned long long ks, ke, ms, me;
+	unsigned int round, k;
+	long long times;
+	ssize_t n;
+	long t0;
+	int i, r;
+
+	ASSERT_NE(NULL, b);
+	ASSERT_NE(NULL, got);
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, t_sh("ip link set lo up && tc qdisc add dev lo root netem delay 20ms"));
+	ASSERT_EQ(0, ks_func("mpa", "mpa_tx_run_kick", &ks, &ke));
+	ASSERT_EQ(0, fi_module_text(&ms, &me));
+	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ks, ke));
+	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ks, ke));
+	ASSERT_EQ(0, al_pair_opts(&o, false, false, &i, &r));
+	times = fi_get(FI_SLAB, "times");
+	ASSERT_EQ(0, fi_on_prob(100));
+	for (round = 0; round < 4; round++) {
+		for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+			t_fill(b, sizes[k], 2 * round + k);
+			ASSERT_EQ((ssize_t)sizes[k],
+				  send(i, b, sizes[k], MSG_NOSIGNAL));
+		}
+		t0 = t_now_ms();
+		for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+			n = al_recv(r, got, T_ULPDU_BUF);
+			ASSERT_EQ((ssize_t)sizes[k], n)
+				TH_LOG("round %u, ULPDU %u: %s after %ld ms",
+				       round, k, n < 0 ? strerror(-n) : "end",
+				       t_now_ms() - t0);
+			t_fill(b, sizes[k], 2 * round + k);
+			ASSERT_EQ(0, memcmp(b, got, sizes[k]));
+		}
+	}
+	fi_off();
+	EXPECT_LE(1, times - fi_get(FI_SLAB, "times"))
+		TH_LOG("no allocation under mpa_tx_run_kick() failed: no run waited for an ACK");
+	fprintf(stderr, "# %lld allocations under mpa_tx_run_kick() failed\n",
+		times - fi_get(FI_SLAB, "times"));
+	close(i);
+	close(r);
+	free(b);
+	free(got);
+	/* the whole module again, for the tests after this one */
 	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ms, me));
 	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ms, me));
 }
