@@ -86,11 +86,20 @@ static void mpa_write_space(struct sock *sk)
 	struct mpa_conn *c = mpa_conn(sk);
 
 	/*
+	 * From inside TCP's sendmsg while MPA hands it FPDUs or its startup
+	 * frame, with TCP's queues empty: TCP refused for want of memory, and
+	 * no ACK will come. The pusher tries again after a while (its retry
+	 * timer). Waking the socket would have a pusher that waits for room
+	 * try again at once, and again, for as long as memory stays short.
+	 */
+	if (READ_ONCE(c->tx_pushing) && tcp_rtx_and_write_queues_empty(sk))
+		return;
+	/*
 	 * TCP made room: send the rest of a startup frame, or FPDUs. A
 	 * sender sleeping in mpa_tx_wait() pushes them itself once woken,
-	 * on its own CPU, without a round through the work. A call from
-	 * inside TCP's sendmsg while mpa_tx_push() runs is TCP refusing for
-	 * want of memory with nothing in flight: mpa_tx_push() sees to it.
+	 * on its own CPU, without a round through the work. Another call
+	 * from inside TCP's sendmsg (TCP processing its backlog) leaves the
+	 * FPDUs to the pusher.
 	 */
 	if (READ_ONCE(c->tx_sent) != READ_ONCE(c->tx_len) ||
 	    READ_ONCE(c->kwant_room))
@@ -484,12 +493,9 @@ static void mpa_conn_work(struct work_struct *work)
 	struct sock *sk = c->sk;
 
 	lock_sock(sk);
-	/* unless the timer was started again meanwhile (REQUEST_RECEIVED) */
 	if (test_and_clear_bit(MPA_EV_TIMEOUT, &c->events) &&
-	    mpa_conn_in_startup(c) && !timer_pending(&c->timer))
-		/* R-7.1.2-21, R-7.1.2-25 */
-		mpa_conn_fail(c, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT,
-			      ETIMEDOUT, true);
+	    mpa_conn_in_startup(c))
+		mpa_startup_expired(c);
 	mpa_startup_process(c);
 	if (test_and_clear_bit(MPA_EV_RESUME, &c->events))
 		c->kpaused = false;

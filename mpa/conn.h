@@ -85,6 +85,7 @@ struct mpa_tx_pre {
  */
 struct mpa_startup {
 	struct mpa_negotiation neg;
+	unsigned long deadline;	/* jiffies: the startup timeout, if any */
 	u8 tx_frame[MPA_FRAME_MAX_SIZE];
 };
 
@@ -154,9 +155,9 @@ enum {
  * @tx_run_cut: TCP took the head of @tx_run: the rest follows it as is
  * @tx_waiting: a sender sleeps in mpa_tx_wait(), pushing each time it
  *	wakes: TCP's room wakes it rather than the connection's work
- * @tx_pushing: mpa_tx_push() or the run is handing FPDUs to TCP: an
+ * @tx_pushing: MPA is handing TCP FPDUs or its startup frame: an
  *	sk_write_space() from inside TCP's sendmsg is answered by the
- *	sender itself
+ *	pusher itself
  * @rxm: the receive machine: every decision about the FPDUs received
  *	(positions from @rx_seq_start)
  * @rx_ready: the machine judged the next FPDU valid, or @rx_err is set,
@@ -452,6 +453,7 @@ int mpa_startup_wait(struct mpa_conn *c, long *timeo,
 bool mpa_startup_frame_received(const struct mpa_conn *c);
 bool mpa_startup_finished(const struct mpa_conn *c);
 void mpa_startup_release(struct mpa_conn *c);
+void mpa_startup_expired(struct mpa_conn *c);
 
 /* rx.c: receiving FPDUs (RFC 5044 sections 4, 5 and 8) */
 int mpa_rxq_peek(struct sock *sk, u32 off, void *buf, u32 len);

@@ -47,8 +47,30 @@ static void mpa_enter_full(struct mpa_conn *c, const struct mpa_params *p)
  */
 static void mpa_startup_timer(struct mpa_conn *c)
 {
-	if (c->timeout_ms)
-		mod_timer(&c->timer, jiffies + msecs_to_jiffies(c->timeout_ms));
+	if (!c->timeout_ms)
+		return;
+	c->st->deadline = jiffies + msecs_to_jiffies(c->timeout_ms);
+	mod_timer(&c->timer, c->st->deadline);
+}
+
+/**
+ * mpa_startup_expired() - the timer fired during the startup phase
+ * @c: the connection, socket locked
+ *
+ * The startup timeout (R-7.1.2-21, R-7.1.2-25), or a retry of our frame
+ * before it (mpa_startup_push()): then the timer waits for the timeout
+ * again.
+ */
+void mpa_startup_expired(struct mpa_conn *c)
+{
+	/* started again meanwhile (REQUEST_RECEIVED, a retry) */
+	if (!c->st || !c->timeout_ms || timer_pending(&c->timer))
+		return;
+	if (time_before(jiffies, c->st->deadline)) {
+		mod_timer(&c->timer, c->st->deadline);
+		return;
+	}
+	mpa_conn_fail(c, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT, ETIMEDOUT, true);
 }
 
 /**
@@ -86,6 +108,7 @@ static void mpa_startup_end(struct mpa_conn *c)
 void mpa_startup_push(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
+	u32 queued;
 
 	while (c->tx_sent < c->tx_len) {
 		struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
@@ -102,9 +125,26 @@ void mpa_startup_push(struct mpa_conn *c)
 			return;
 		}
 		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);
+		/*
+		 * A Responder's FPDUs held behind its Reply (R-7.1.2-15) are
+		 * MPA's, not queued in TCP: TCP must not count them (tx.c).
+		 */
+		queued = c->tx_charged;
+		sk_wmem_queued_add(sk, -(int)queued);
+		WRITE_ONCE(c->tx_pushing, true);
 		ret = mpa_tcp_sendmsg(sk, &msg, kv.iov_len);
-		if (ret == -EAGAIN)
-			return;		/* mpa_write_space() calls again */
+		WRITE_ONCE(c->tx_pushing, false);
+		sk_wmem_queued_add(sk, queued);
+		if (ret == -EAGAIN) {
+			/*
+			 * With something in flight, its ACK makes room
+			 * (mpa_write_space()). With nothing, TCP lacked
+			 * memory: try again soon, not at once.
+			 */
+			if (tcp_rtx_and_write_queues_empty(sk))
+				timer_reduce(&c->timer, jiffies + MPA_RETRY);
+			return;
+		}
 		if (ret <= 0) {
 			mpa_conn_fail(c, MPA_ERR_TCP_CLOSED,
 				      MPA_REASON_PEER_CLOSED, ECONNRESET, true);

@@ -714,8 +714,8 @@ static bool mpa_tx_direct_ok(const struct mpa_conn *c,
  * lacking memory, takes none of it. What TCP did not take becomes a queued
  * record, as any FPDU TCP cannot take now. A TCP that refuses with its
  * queues empty calls sk_write_space() before the record is queued: the
- * callers push it right after (mpa_tx_sendmsg(), mpa_ksend()), which TCP
- * then answers with the sk_write_space() that mpa_write_space() acts on.
+ * callers push it right after (mpa_tx_sendmsg(), mpa_ksend()), and that
+ * push, refused too, arms the retry timer.
  *
  * @from: the caller's iterator, moved back over the ULPDU when nothing is
  * accepted (the caller may try again, or report); NULL: the caller's own

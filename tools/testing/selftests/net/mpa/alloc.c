@@ -15,6 +15,9 @@
  *              goes out once memory is back, the sender doing nothing
  *   shut_short the same, then shutdown(SHUT_WR): the FIN waits behind the
  *              FPDU, no reset; a reset once memory stays short for 5 s
+ *   reply_behind_held
+ *              no memory for a Responder's Reply, its application's ULPDUs
+ *              held behind it (injection in one function)
  *   run_kick_in_flight
  *              no memory for the FPDUs Nagle's algorithm held when the
  *              ACK comes, more in flight (injection in one function; netem
@@ -770,8 +773,9 @@ TEST_F_TIMEOUT(inject, peer_pd, 300)
  * until fi_off().
  */
 static void al_strand(struct __test_metadata *_metadata, int m,
-		      unsigned long long fs, unsigned long long fe,
-		      const uint8_t *b, size_t len, int *i, int *r)
+		      bool blocking, unsigned long long fs,
+		      unsigned long long fe, const uint8_t *b, size_t len,
+		      int *i, int *r)
 {
 	uint8_t got[16];
 
@@ -784,8 +788,12 @@ static void al_strand(struct __test_metadata *_metadata, int m,
 
 	ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
 	ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
+	if (blocking)
+		ASSERT_EQ(0, t_set_timeo(*i, SO_SNDTIMEO, AL_SHORT));
 	ASSERT_EQ(0, fi_on_prob(100));
-	EXPECT_EQ(len, send(*i, b, len, MSG_NOSIGNAL | MSG_DONTWAIT))
+	/* blocking, it waits AL_SHORT for TCP to take it all: accepted */
+	EXPECT_EQ(len, send(*i, b, len,
+			    MSG_NOSIGNAL | (blocking ? 0 : MSG_DONTWAIT)))
 		TH_LOG("send: %s", strerror(errno));
 }
 
@@ -798,32 +806,36 @@ static void al_strand(struct __test_metadata *_metadata, int m,
  * by itself: the peer receives it, with nothing more done by the sender.
  * (TCP's sendmsg calls sk_write_space() when it refuses with its queues
  * empty.) MPA tries again after a while, not at once: while memory stays
- * short (AL_SHORT ms), TCP is asked a few times, not thousands. Like
- * peer_pd, it points the injection at one function, then back at the
- * whole module.
+ * short (AL_SHORT ms), TCP is asked a few times, not thousands, also by
+ * a blocking send() that waits for TCP to take it all. Like peer_pd, it
+ * points the injection at one function, then back at the whole module.
  */
 TEST_F_TIMEOUT(inject, stranded, 300)
 {
 	unsigned long long fs, fe, ms, me;
 	uint8_t b[1000], got[2000];
-	int i, r, m;
+	int i, r, m, k;
 	long long fails;
+	long t0;
 
 	ASSERT_EQ(0, ks_func(NULL, "tcp_sendmsg_locked", &fs, &fe));
 	ASSERT_EQ(0, fi_module_text(&ms, &me));
 	t_fill(b, sizeof(b), 77);
-	for (m = 0; m < 2; m++) {
-		al_strand(_metadata, m, fs, fe, b, sizeof(b), &i, &r);
+	for (k = 0; k < 4; k++) {
+		m = k % 2;
+		t0 = t_now_ms();
+		al_strand(_metadata, m, k >= 2, fs, fe, b, sizeof(b), &i, &r);
 		/* a negative check: no busy retrying while memory is short */
 		usleep(AL_SHORT * 1000);
 		fi_off();
+		t0 = t_now_ms() - t0;
 		fails = FI_TIMES - fi_get(FI_SLAB, "times");
 		EXPECT_LE(1, fails)
 			TH_LOG("TCP's allocation did not fail");
 		/* the send, its push, then every 100 ms; 4 to spare */
-		EXPECT_GE(2 + AL_SHORT / 100 + 4, fails)
-			TH_LOG("Markers %d: TCP refused %lld times in %d ms",
-			       m, fails, AL_SHORT);
+		EXPECT_GE(2 + t0 / 100 + 4, fails)
+			TH_LOG("Markers %d%s: TCP refused %lld times in %ld ms",
+			       m, k >= 2 ? ", blocking" : "", fails, t0);
 
 		/* nothing more from the sender: the FPDU must come */
 		ASSERT_EQ(0, t_set_timeo(r, SO_RCVTIMEO, AL_STRANDED_WAIT));
@@ -834,6 +846,89 @@ TEST_F_TIMEOUT(inject, stranded, 300)
 		close(i);
 		close(r);
 	}
+	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ms, me));
+	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ms, me));
+}
+
+/*
+ * The Responder's Reply, which TCP has no memory for, and behind it the
+ * ULPDUs its application sent meanwhile (Full Operation began with the
+ * Reply; they are held, R-7.1.2-15) until the send buffer is full. Every
+ * allocation under tcp_sendmsg_locked() fails while the Reply is answered
+ * and the ULPDUs sent. A blocking MPA_ACCEPT waits for the Reply without
+ * asking TCP again and again (SO_SNDTIMEO, then EAGAIN, mpa.rst), as in
+ * stranded. Once memory is back the Reply must go, whatever MPA holds
+ * behind it: the Initiator reaches Full Operation, and its first FPDU
+ * brings every held ULPDU.
+ */
+TEST_F_TIMEOUT(inject, reply_behind_held, 300)
+{
+	struct t_pair_opts o = {};
+	unsigned long long fs, fe, ms, me;
+	uint8_t *b = malloc(T_ULPDU_BUF);
+	unsigned int held = 0, k;
+	long long fails;
+	int i, r;
+	ssize_t n;
+	long t0;
+
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, ks_func(NULL, "tcp_sendmsg_locked", &fs, &fe));
+	ASSERT_EQ(0, fi_module_text(&ms, &me));
+	ASSERT_EQ(0, mpa_tcp_pair_opts(AF_INET, &o, &r, &i));
+	ASSERT_EQ(0, t_mpa_options(i, MPA_ROLE_INITIATOR, false, true));
+	ASSERT_EQ(0, t_mpa_options(r, MPA_ROLE_RESPONDER, false, true));
+	ASSERT_EQ(0, t_nonblock(i));
+	ASSERT_EQ(-1, mpa_start(i));
+	ASSERT_EQ(EINPROGRESS, errno);
+	ASSERT_EQ(0, mpa_start(r));		/* the Request is in */
+
+	ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
+	ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
+	ASSERT_EQ(0, t_set_timeo(r, SO_SNDTIMEO, AL_SHORT));
+	t0 = t_now_ms();
+	ASSERT_EQ(0, fi_on_prob(100));
+	EXPECT_EQ(-1, mpa_answer(r, MPA_ACCEPT, NULL, 0));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(MPA_STATE_FULL, mpa_state(r));
+	for (k = 0; k < 64; k++) {
+		t_fill(b, 16384, 500 + k);
+		n = send(r, b, 16384, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0)
+			break;
+		ASSERT_EQ(16384, n);
+		held++;
+	}
+	EXPECT_EQ(EAGAIN, errno) TH_LOG("send: %s", strerror(errno));
+	fi_off();
+	t0 = t_now_ms() - t0;
+	fails = FI_TIMES - fi_get(FI_SLAB, "times");
+	EXPECT_LE(1, fails) TH_LOG("TCP's allocation for the Reply did not fail");
+	/* the answer, its wait's push, then every 100 ms; 4 to spare */
+	EXPECT_GE(2 + t0 / 100 + 4, fails)
+		TH_LOG("TCP refused the Reply %lld times in %ld ms", fails, t0);
+	ASSERT_LE(1, held);
+
+	EXPECT_LE(0, t_wait_startup(i, AL_WAIT))
+		TH_LOG("the Reply never came (%u ULPDUs held behind it)", held);
+	ASSERT_EQ(MPA_STATE_FULL, mpa_state(i));
+	ASSERT_EQ(0, t_blocking(i));
+	ASSERT_EQ(0, t_blocking(r));
+	ASSERT_EQ(0, t_set_timeo(i, SO_RCVTIMEO, AL_WAIT));
+	ASSERT_EQ(0, t_set_timeo(r, SO_RCVTIMEO, AL_WAIT));
+	ASSERT_EQ(4, send(i, "ping", 4, MSG_NOSIGNAL));
+	ASSERT_EQ(4, recv(r, b, T_ULPDU_BUF, 0));
+	for (k = 0; k < held; k++) {
+		uint8_t exp[16384];
+
+		n = al_recv(i, b, T_ULPDU_BUF);
+		ASSERT_EQ(16384, n) TH_LOG("held ULPDU %u of %u: %zd", k, held, n);
+		t_fill(exp, sizeof(exp), 500 + k);
+		ASSERT_EQ(0, memcmp(exp, b, sizeof(exp)));
+	}
+	close(i);
+	close(r);
+	free(b);
 	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ms, me));
 	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ms, me));
 }
@@ -857,7 +952,7 @@ TEST_F_TIMEOUT(inject, shut_short, 300)
 	ASSERT_EQ(0, fi_module_text(&ms, &me));
 	t_fill(b, sizeof(b), 78);
 	for (m = 0; m < 2; m++) {
-		al_strand(_metadata, m, fs, fe, b, sizeof(b), &i, &r);
+		al_strand(_metadata, m, false, fs, fe, b, sizeof(b), &i, &r);
 		EXPECT_EQ(0, shutdown(i, SHUT_WR))
 			TH_LOG("shutdown: %s", strerror(errno));
 		fi_off();
@@ -885,7 +980,7 @@ TEST_F_TIMEOUT(inject, shut_short, 300)
 	 * 5 s) MPA resets the connection, as before a gap, rather than keep
 	 * the FIN back for ever.
 	 */
-	al_strand(_metadata, 0, fs, fe, b, sizeof(b), &i, &r);
+	al_strand(_metadata, 0, false, fs, fe, b, sizeof(b), &i, &r);
 	EXPECT_EQ(0, shutdown(i, SHUT_WR));
 	ASSERT_EQ(0, t_set_timeo(r, SO_RCVTIMEO, AL_WAIT));
 	n = recv(r, got, sizeof(got), 0);
