@@ -87,10 +87,11 @@ static void mpa_write_space(struct sock *sk)
 
 	/*
 	 * From inside TCP's sendmsg while MPA hands it FPDUs or its startup
-	 * frame, with TCP's queues empty: TCP refused for want of memory, and
-	 * no ACK will come. The pusher tries again after a while (its retry
-	 * timer). Waking the socket would have a pusher that waits for room
-	 * try again at once, and again, for as long as memory stays short.
+	 * frame, with TCP's queues empty: TCP refused for want of memory (or
+	 * processed ACKs that emptied its queues), and no ACK will come. The
+	 * pusher tries again after a while (its retry timer). Waking the
+	 * socket would have a pusher that waits for room try again at once,
+	 * and again, for as long as memory stays short.
 	 */
 	if (READ_ONCE(c->tx_pushing) && tcp_rtx_and_write_queues_empty(sk))
 		return;
@@ -506,7 +507,9 @@ static void mpa_conn_work(struct work_struct *work)
 		if (c->fin_held && !c->tx_held)
 			mpa_conn_fin_owed(c);
 		if (mpa_tx_pending(c) || c->tx_run.bv_len) {
-			mpa_tx_push(c);
+			/* a blocking sender pushes itself once woken */
+			if (!c->tx_waiting)
+				mpa_tx_push(c);
 			/* a blocking sender waits for the queue to drain */
 			mpa_conn_wake(c);
 		}
@@ -550,8 +553,11 @@ void mpa_conn_wake(struct mpa_conn *c)
 void mpa_conn_set_state(struct mpa_conn *c, u8 state)
 {
 	WRITE_ONCE(c->state, state);
-	/* the startup timeout runs until the startup is over */
-	if (!mpa_conn_in_startup(c))
+	/*
+	 * The startup timeout runs until the startup is over; a retry of our
+	 * frame, until it is out.
+	 */
+	if (!mpa_conn_in_startup(c) && c->tx_sent == c->tx_len)
 		timer_delete(&c->timer);
 	mpa_conn_wake(c);
 	if (state == MPA_STATE_FULL)

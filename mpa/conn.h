@@ -77,6 +77,8 @@ struct mpa_tx_pre {
 /**
  * struct mpa_startup - what only the startup phase needs
  * @neg: Responder: the negotiation of the Request, for the Reply
+ * @deadline: when the startup times out (jiffies), if it does
+ *	(&mpa_conn.timeout_ms)
  * @tx_frame: our startup frame (&mpa_conn.tx_len octets)
  *
  * Allocated by MPA_START (or mpa_kattach()), freed once the startup is
@@ -85,13 +87,13 @@ struct mpa_tx_pre {
  */
 struct mpa_startup {
 	struct mpa_negotiation neg;
-	unsigned long deadline;	/* jiffies: the startup timeout, if any */
+	unsigned long deadline;
 	u8 tx_frame[MPA_FRAME_MAX_SIZE];
 };
 
 /* Bits of mpa_conn::events: what the worker has to look at */
 enum {
-	MPA_EV_TIMEOUT,		/* the timer expired (startup, copy mode retry) */
+	MPA_EV_TIMEOUT,		/* the timer expired (startup, a retry) */
 	MPA_EV_RESUME,		/* an in-kernel consumer takes ULPDUs again */
 };
 
@@ -188,8 +190,9 @@ enum {
  * @ino: the socket's inode number, as ss shows it
  * @events: MPA_EV_* bits for the worker
  * @work: runs the startup state machine in process context
- * @timer: the startup timeout; in Full Operation, when to try again to
- *	allocate a copy mode buffer
+ * @timer: the startup timeout; when to try again what found no memory
+ *	(our startup frame, FPDUs and the run TCP refused with nothing in
+ *	flight, a copy mode buffer, a FIN)
  * @rcu: frees the object after a grace period (diag readers)
  */
 struct mpa_conn {
@@ -374,7 +377,7 @@ static inline u32 mpa_conn_reason(const struct mpa_conn *c)
 /* Startup timeout of a new namespace's policy */
 #define MPA_DEFAULT_TIMEOUT_MS	10000
 
-/* No memory (copy mode, a held Responder's FIN): when to try again */
+/* No memory (@timer's retries): when to try again */
 #define MPA_RETRY		(HZ / 10)
 /* A FIN kept behind what TCP has no memory for: tries, then a reset */
 #define MPA_FIN_TRIES		50

@@ -63,11 +63,11 @@ static void mpa_startup_timer(struct mpa_conn *c)
  */
 void mpa_startup_expired(struct mpa_conn *c)
 {
-	/* started again meanwhile (REQUEST_RECEIVED, a retry) */
-	if (!c->st || !c->timeout_ms || timer_pending(&c->timer))
+	if (!c->st || !c->timeout_ms)
 		return;
+	/* a retry came first, or the timer was started again meanwhile */
 	if (time_before(jiffies, c->st->deadline)) {
-		mod_timer(&c->timer, c->st->deadline);
+		timer_reduce(&c->timer, c->st->deadline);
 		return;
 	}
 	mpa_conn_fail(c, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT, ETIMEDOUT, true);
@@ -102,13 +102,13 @@ static void mpa_startup_end(struct mpa_conn *c)
  * @c: the connection, socket locked, process context
  *
  * As far as TCP takes it now; mpa_write_space() has the work call again
- * once TCP has room. Once it is all out and the startup is over, the
+ * once TCP has room, or the timer does when TCP had no memory with
+ * nothing in flight. Once it is all out and the startup is over, the
  * startup object goes: a caller does not use it after this.
  */
 void mpa_startup_push(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
-	u32 queued;
 
 	while (c->tx_sent < c->tx_len) {
 		struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
@@ -116,6 +116,7 @@ void mpa_startup_push(struct mpa_conn *c)
 			.iov_base = c->st->tx_frame + c->tx_sent,
 			.iov_len = c->tx_len - c->tx_sent,
 		};
+		u32 queued;
 		int ret;
 
 		if (!mpa_tcp_sends(sk)) {

@@ -1213,15 +1213,15 @@ int mpa_tx_push(struct mpa_conn *c)
 	mpa_tcp_err_put(sk, err);
 	WRITE_ONCE(c->tx_pushing, false);
 	sk_wmem_queued_add(sk, charged);
-	if (ret != -EAGAIN)
+	if (ret && ret != -EAGAIN)
 		return ret;
 	/*
-	 * TCP took nothing. With something in flight, its ACK makes room
+	 * TCP left some. With something in flight, its ACK makes room
 	 * (sk_write_space()). With nothing, TCP lacked memory, and only
 	 * time brings it back: try again soon, not at once (TCP's own call
 	 * of sk_write_space() for it was ignored: mpa_write_space()).
 	 */
-	if (tcp_rtx_and_write_queues_empty(sk))
+	if (mpa_tx_pending(c) && tcp_rtx_and_write_queues_empty(sk))
 		timer_reduce(&c->timer, jiffies + MPA_RETRY);
 	return 0;
 }
