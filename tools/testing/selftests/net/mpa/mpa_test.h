@@ -1097,22 +1097,31 @@ static inline void t_why(int fd, int err)
 
 /* CRC32c (Castagnoli: reflected polynomial 0x82f63b78), table-driven. */
 static uint32_t t_crc32c_tab[256];
+static pthread_once_t t_crc32c_once = PTHREAD_ONCE_INIT;
 
+static inline void t_crc32c_init(void)
+{
+	uint32_t c;
+	int i, k;
+
+	for (i = 0; i < 256; i++) {
+		c = i;
+		for (k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78 : c >> 1;
+		t_crc32c_tab[i] = c;
+	}
+}
+
+/*
+ * Threads of a test sum their streams at once: the table is built once,
+ * and whole before any of them reads it.
+ */
 static inline uint32_t t_crc32c_update(uint32_t crc, const void *buf,
 				       size_t len)
 {
 	const uint8_t *b = buf;
-	uint32_t c;
-	int i, k;
 
-	if (!t_crc32c_tab[1]) {
-		for (i = 0; i < 256; i++) {
-			c = i;
-			for (k = 0; k < 8; k++)
-				c = c & 1 ? (c >> 1) ^ 0x82f63b78 : c >> 1;
-			t_crc32c_tab[i] = c;
-		}
-	}
+	pthread_once(&t_crc32c_once, t_crc32c_init);
 	while (len--)
 		crc = t_crc32c_tab[(crc ^ *b++) & 0xff] ^ (crc >> 8);
 	return crc;
