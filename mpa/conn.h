@@ -495,6 +495,8 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 		   struct mpa_tx_pre *pre);
 int mpa_tx_push(struct mpa_conn *c);
 void mpa_tx_run_kick(struct mpa_conn *c);
+u32 mpa_tx_uncount(struct mpa_conn *c, u32 extra);
+void mpa_tx_recount(struct mpa_conn *c, u32 queued);
 bool mpa_tx_pending(const struct mpa_conn *c);
 void mpa_tx_flush(struct mpa_conn *c);
 bool mpa_tx_unsent(const struct mpa_conn *c);

@@ -126,16 +126,10 @@ void mpa_startup_push(struct mpa_conn *c)
 			return;
 		}
 		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);
-		/*
-		 * A Responder's FPDUs held behind its Reply (R-7.1.2-15) are
-		 * MPA's, not queued in TCP: TCP must not count them (tx.c).
-		 */
-		queued = c->tx_charged;
-		sk_wmem_queued_add(sk, -(int)queued);
-		WRITE_ONCE(c->tx_pushing, true);
+		/* a Responder's FPDUs held behind its Reply (R-7.1.2-15) */
+		queued = mpa_tx_uncount(c, 0);
 		ret = mpa_tcp_sendmsg(sk, &msg, kv.iov_len);
-		WRITE_ONCE(c->tx_pushing, false);
-		sk_wmem_queued_add(sk, queued);
+		mpa_tx_recount(c, queued);
 		if (ret == -EAGAIN) {
 			/*
 			 * With something in flight, its ACK makes room

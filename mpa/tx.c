@@ -69,6 +69,41 @@ static void mpa_tx_uncharge(struct mpa_conn *c, struct mpa_tx_rec *r, u32 n)
 	r->charged -= n;
 }
 
+/**
+ * mpa_tx_uncount() - MPA is about to hand TCP octets: uncount its own
+ * @c: the connection, socket owned (or bh-locked, in sk_write_space())
+ * @extra: octets in sk_wmem_queued outside &mpa_conn.tx_charged (the run)
+ *
+ * TCP must not count as queued already what it is about to take, nor
+ * what MPA holds behind it: counted, they could fill a send buffer that
+ * TCP shrank after a failed allocation, or one set small, and TCP, its
+ * queues empty, would refuse for good. TCP charges what it takes. Until
+ * mpa_tx_recount(), an sk_write_space() from inside TCP's sendmsg is the
+ * pusher's to answer (mpa_write_space()).
+ *
+ * Return: the octets uncounted, for mpa_tx_recount().
+ */
+u32 mpa_tx_uncount(struct mpa_conn *c, u32 extra)
+{
+	u32 queued = extra + c->tx_charged;
+
+	sk_wmem_queued_add(c->sk, -(int)queued);
+	WRITE_ONCE(c->tx_pushing, true);
+	return queued;
+}
+
+/**
+ * mpa_tx_recount() - TCP returned: count again what MPA still holds
+ * @c: the connection, as for mpa_tx_uncount()
+ * @queued: what mpa_tx_uncount() returned, less what TCP took of it and
+ *	MPA uncharged meanwhile
+ */
+void mpa_tx_recount(struct mpa_conn *c, u32 queued)
+{
+	WRITE_ONCE(c->tx_pushing, false);
+	sk_wmem_queued_add(c->sk, queued);
+}
+
 static void mpa_tx_rec_free(struct mpa_conn *c, struct mpa_tx_rec *r)
 {
 	unsigned int i;
@@ -866,18 +901,9 @@ static int mpa_tx_run_flush(struct mpa_conn *c)
 		mpa_tx_align(c, len, NULL);
 	msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, run, 1, len);
-	/*
-	 * TCP must not count the run as queued, nor what MPA queued behind
-	 * it (as in mpa_tx_push()); it charges what it takes. Counted, they
-	 * could fill a send buffer TCP shrank (a failed skb allocation) or
-	 * that was set small: TCP, empty, would refuse the run for good.
-	 */
-	queued = len + c->tx_charged;
-	sk_wmem_queued_add(sk, -(int)queued);
-	WRITE_ONCE(c->tx_pushing, true);
+	queued = mpa_tx_uncount(c, len);
 	took = mpa_tcp_sendmsg(sk, &msg, len);
-	WRITE_ONCE(c->tx_pushing, false);
-	sk_wmem_queued_add(sk, queued);
+	mpa_tx_recount(c, queued);
 	if (took == len) {
 		c->stats.tx_fpdus += c->tx_run_fpdus;
 		c->stats.tx_octets += c->tx_run_octets;
@@ -1149,13 +1175,7 @@ int mpa_tx_push(struct mpa_conn *c)
 	if (!mpa_tcp_sends(sk))
 		return -EPIPE;
 
-	/*
-	 * TCP must not count what it is about to take as already queued:
-	 * uncharge all of MPA's octets while it runs.
-	 */
-	charged = c->tx_charged;
-	sk_wmem_queued_add(sk, -(int)charged);
-	WRITE_ONCE(c->tx_pushing, true);
+	charged = mpa_tx_uncount(c, 0);
 	/* once for all the records, rather than in mpa_tcp_sendmsg() */
 	err = mpa_tcp_err_lift(sk);
 
@@ -1211,8 +1231,7 @@ int mpa_tx_push(struct mpa_conn *c)
 		ret = 0;
 	}
 	mpa_tcp_err_put(sk, err);
-	WRITE_ONCE(c->tx_pushing, false);
-	sk_wmem_queued_add(sk, charged);
+	mpa_tx_recount(c, charged);
 	if (ret && ret != -EAGAIN)
 		return ret;
 	/*
