@@ -147,16 +147,20 @@ static int mpa_rxq_copy(struct sock *sk, struct mpa_rxq_cur *cur, u32 off,
 }
 
 /*
- * The skb holding the octet @seq, with @left octets queued after it. Look
- * from the nearer end of the queue: the tail when new data comes in
- * behind a partial FPDU, the head when the previous FPDU was just consumed
- * with more queued behind it (a walk from the tail would cost the whole
- * queue for each small FPDU).
+ * The first skb holding the octet @seq, with @left octets queued after it:
+ * where TCP reads it (tcp_recv_skb(), mpa_rxq_seek()), so that the machine
+ * judges the very octets the reader gets when skbs overlap with different
+ * contents (R-6-1). Look from the nearer end of the queue: the tail when
+ * new data comes in behind a partial FPDU, the head when the previous FPDU
+ * was just consumed with more queued behind it (a walk from the tail would
+ * cost the whole queue for each small FPDU). From the tail, walk back to
+ * the first skb that ends at or before @seq: every earlier one does too,
+ * as TCP queues a segment only if it ends past rcv_nxt.
  */
 static struct sk_buff *mpa_rxq_find(struct sk_buff_head *q, u32 seq,
 				    u32 left)
 {
-	struct sk_buff *skb;
+	struct sk_buff *skb, *found = NULL;
 
 	if (seq - mpa_skb_seq(skb_peek(q)) <= left) {
 		skb_queue_walk(q, skb) {
@@ -174,9 +178,11 @@ static struct sk_buff *mpa_rxq_find(struct sk_buff_head *q, u32 seq,
 
 		if (before(seq, start))
 			continue;
-		return seq - start < skb->len ? skb : NULL;
+		if (seq - start >= skb->len)
+			break;
+		found = skb;
 	}
-	return NULL;
+	return found;
 }
 
 /**

@@ -163,10 +163,84 @@ static void mpa_rxq_covered(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mpa_rxm_state(&m), MPA_RXM_FPDU);
 }
 
+/*
+ * Two skbs whose shared octets differ (a segment TCP checked that a
+ * corrupting path changed, or one injected into the window, then the
+ * genuine segment cut differently). TCP delivers the first skb's copy
+ * (tcp_recv_skb() and mpa_rxq_seek() take the first skb that holds an
+ * octet), so that is the copy the machine must judge, wherever a feed
+ * starts: near the head of the queue or, far from it, looked up from the
+ * tail. An FPDU P leads, already taken, its skb still queued: the FPDU F
+ * behind it starts far from the head. With the junk in the first skb's
+ * copy F fails its CRC (or a Marker); with the junk in the second skb's
+ * copy, never delivered, F is valid. R-6-1: nothing is delivered that was
+ * not validated.
+ */
+static void rxq_differ(struct kunit *test, const struct rxq_case *rc,
+		       u32 back, bool junk_first)
+{
+	u8 *ulpdu = kunit_kzalloc(test, RXQ_ULPDU, GFP_KERNEL);
+	u8 *stream = kunit_kzalloc(test, 2 * RXQ_CAP, GFP_KERNEL);
+	u8 *junk = kunit_kzalloc(test, 2 * RXQ_CAP, GFP_KERNEL);
+	struct sk_buff_head *q = rxq_queue(test);
+	u32 i, p, span, first, cut, fed;
+	struct mpa_rxm m;
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, ulpdu);
+	KUNIT_ASSERT_NOT_NULL(test, stream);
+	KUNIT_ASSERT_NOT_NULL(test, junk);
+	for (i = 0; i < RXQ_ULPDU; i++)
+		ulpdu[i] = i * 5 + 1;
+	ret = mpa_test_encode(0, rc->markers, ulpdu, RXQ_ULPDU, stream,
+			      RXQ_CAP);
+	KUNIT_ASSERT_GT(test, ret, 0);
+	p = ret;
+	ret = mpa_test_encode(p, rc->markers, ulpdu, RXQ_ULPDU, stream + p,
+			      RXQ_CAP);
+	KUNIT_ASSERT_GT(test, ret, 0);
+	span = ret;
+	first = p + span / 2;
+	memcpy(junk, stream, p + span);
+	for (i = first - back; i < first; i++)
+		junk[i] ^= 0x5a;
+
+	rxq_add(test, q, rc->isn, junk_first ? junk : stream, 0, first);
+	rxq_add(test, q, rc->isn, junk_first ? stream : junk, first - back,
+		p + span);
+
+	for (cut = 0; cut <= span; cut++) {
+		KUNIT_ASSERT_EQ(test, mpa_rxm_init(&m, p, rc->markers, true),
+				0);
+		fed = mpa_rxq_feed(q, rc->isn + p, cut, &m);
+		if (mpa_rxm_state(&m) == MPA_RXM_MORE)
+			fed += mpa_rxq_feed(q, rc->isn + p + fed, span - fed,
+					    &m);
+		KUNIT_ASSERT_EQ_MSG(test, mpa_rxm_state(&m),
+				    junk_first ? MPA_RXM_ERROR : MPA_RXM_FPDU,
+				    "M=%d overlap %u cut %u junk in %s skb",
+				    rc->markers, back, cut,
+				    junk_first ? "first" : "second");
+	}
+}
+
+static void mpa_rxq_differing_copies(struct kunit *test)
+{
+	static const u32 backs[] = { 1, 100, 511 };
+	u32 i, j;
+
+	for (i = 0; i < ARRAY_SIZE(rxq_cases); i++)
+		for (j = 0; j < ARRAY_SIZE(backs); j++) {
+			rxq_differ(test, &rxq_cases[i], backs[j], true);
+			rxq_differ(test, &rxq_cases[i], backs[j], false);
+		}
+}
+
 static struct kunit_case mpa_rxq_test_cases[] = {
 	KUNIT_CASE(mpa_rxq_end_to_end),
 	KUNIT_CASE(mpa_rxq_overlap),
 	KUNIT_CASE(mpa_rxq_covered),
+	KUNIT_CASE(mpa_rxq_differing_copies),
 	{}
 };
 
