@@ -497,6 +497,7 @@ int mpa_tx_push(struct mpa_conn *c);
 void mpa_tx_run_kick(struct mpa_conn *c);
 u32 mpa_tx_uncount(struct mpa_conn *c, u32 extra);
 void mpa_tx_recount(struct mpa_conn *c, u32 queued);
+void mpa_tx_retry_later(struct mpa_conn *c);
 bool mpa_tx_pending(const struct mpa_conn *c);
 void mpa_tx_flush(struct mpa_conn *c);
 bool mpa_tx_unsent(const struct mpa_conn *c);

@@ -131,13 +131,7 @@ void mpa_startup_push(struct mpa_conn *c)
 		ret = mpa_tcp_sendmsg(sk, &msg, kv.iov_len);
 		mpa_tx_recount(c, queued);
 		if (ret == -EAGAIN) {
-			/*
-			 * With something in flight, its ACK makes room
-			 * (mpa_write_space()). With nothing, TCP lacked
-			 * memory: try again soon, not at once.
-			 */
-			if (tcp_rtx_and_write_queues_empty(sk))
-				timer_reduce(&c->timer, jiffies + MPA_RETRY);
+			mpa_tx_retry_later(c);
 			return;
 		}
 		if (ret <= 0) {

@@ -104,6 +104,21 @@ void mpa_tx_recount(struct mpa_conn *c, u32 queued)
 	sk_wmem_queued_add(c->sk, queued);
 }
 
+/**
+ * mpa_tx_retry_later() - TCP refused what MPA handed it: when to try again
+ * @c: the connection, as for mpa_tx_uncount()
+ *
+ * With something in flight, its ACK makes room (sk_write_space()). With
+ * TCP's queues empty, TCP lacked memory and no ACK will come: only time
+ * brings it back, so try again after MPA_RETRY, not at once (TCP's own
+ * call of sk_write_space() for it was ignored: mpa_write_space()).
+ */
+void mpa_tx_retry_later(struct mpa_conn *c)
+{
+	if (tcp_rtx_and_write_queues_empty(c->sk))
+		timer_reduce(&c->timer, jiffies + MPA_RETRY);
+}
+
 static void mpa_tx_rec_free(struct mpa_conn *c, struct mpa_tx_rec *r)
 {
 	unsigned int i;
@@ -920,8 +935,7 @@ static int mpa_tx_run_flush(struct mpa_conn *c)
 	if (took > 0 || took == -EAGAIN) {
 		if (sk->sk_socket)
 			set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-		if (tcp_rtx_and_write_queues_empty(sk))
-			timer_reduce(&c->timer, jiffies + MPA_RETRY);
+		mpa_tx_retry_later(c);
 		return -EAGAIN;
 	}
 	return took;
@@ -1234,14 +1248,9 @@ int mpa_tx_push(struct mpa_conn *c)
 	mpa_tx_recount(c, charged);
 	if (ret && ret != -EAGAIN)
 		return ret;
-	/*
-	 * TCP left some. With something in flight, its ACK makes room
-	 * (sk_write_space()). With nothing, TCP lacked memory, and only
-	 * time brings it back: try again soon, not at once (TCP's own call
-	 * of sk_write_space() for it was ignored: mpa_write_space()).
-	 */
-	if (mpa_tx_pending(c) && tcp_rtx_and_write_queues_empty(sk))
-		timer_reduce(&c->timer, jiffies + MPA_RETRY);
+	/* TCP left some */
+	if (mpa_tx_pending(c))
+		mpa_tx_retry_later(c);
 	return 0;
 }
 
