@@ -179,7 +179,22 @@ void mpa_kapi_run(struct mpa_conn *c)
 	 */
 	while (state == MPA_STATE_FULL) {
 		mpa_kdeliver(c);
-		if (!c->kwant_room || !mpa_tx_room(c))
+		if (!c->kwant_room)
+			break;
+		/*
+		 * The consumer waits for room. The ACK that queued us may have
+		 * had sk_stream_write_space() clear SOCK_NOSPACE, and a send
+		 * since (a callback's, or the push of what MPA held, which
+		 * TCP may take past sk_sndbuf) used the room up: armed again,
+		 * the next ACK calls back. Armed before the check, as
+		 * sk_stream_wait_memory() does, an ACK in between is not lost.
+		 */
+		if (c->sk->sk_socket) {
+			set_bit(SOCK_NOSPACE, &c->sk->sk_socket->flags);
+			/* the bit before the room: pairs with TCP's ACK side */
+			smp_mb__after_atomic();
+		}
+		if (!mpa_tx_room(c))
 			break;
 		c->kwant_room = false;
 		if (c->kops->writable)
