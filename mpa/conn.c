@@ -3,6 +3,7 @@
  * MPA connection object: lifetime, socket callbacks, errors and the
  * negotiated result.
  */
+#include <kunit/visibility.h>
 #include <linux/slab.h>
 #include <net/tcp.h>
 
@@ -326,6 +327,7 @@ void mpa_conn_abort(struct mpa_conn *c)
 	if (open)
 		mpa_rx_purged(c);
 }
+EXPORT_SYMBOL_IF_KUNIT(mpa_conn_abort);
 
 /*
  * May what MPA holds still go to TCP later? TCP is open for sending, and

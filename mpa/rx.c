@@ -645,7 +645,8 @@ int mpa_rx_ulpdu(struct mpa_conn *c, struct mpa_ulpdu *u)
  *
  * Context: process context, socket locked: inside &mpa_kops.ulpdu for an
  * in-kernel consumer.
- * Return: 0, -EINVAL for a range outside the ULPDU, -EFAULT.
+ * Return: 0, -EINVAL for a range outside the ULPDU, -EFAULT, or
+ * -ECONNRESET when the connection was reset since the view was handed out.
  */
 int mpa_ulpdu_copy(const struct mpa_ulpdu *u, u32 off, struct iov_iter *to,
 		   u32 len)
@@ -657,6 +658,14 @@ int mpa_ulpdu_copy(const struct mpa_ulpdu *u, u32 off, struct iov_iter *to,
 
 	if (off > u->len || len > u->len - off)
 		return -EINVAL;
+	/*
+	 * A send from the consumer's callback may have reset the connection
+	 * (mpa_tx_hand()): TCP's receive queue and the machine are purged,
+	 * and the ULPDU's octets with them.
+	 */
+	if (mpa_rxm_state(&c->rxm) != MPA_RXM_FPDU ||
+	    mpa_rxm_ulpdu_len(&c->rxm) != u->len)
+		return -ECONNRESET;
 	for (; len; len -= n, off += n) {
 		n = min(mpa_rxm_locate(&c->rxm, off, &wire), len);
 		if (wire < c->rx_cfill) {
@@ -686,6 +695,9 @@ EXPORT_SYMBOL_GPL(mpa_ulpdu_copy);
  */
 bool mpa_rx_advance(struct mpa_conn *c, u32 n)
 {
+	/* reset meanwhile (see mpa_ulpdu_copy()): nothing left to take */
+	if (mpa_rxm_state(&c->rxm) != MPA_RXM_FPDU)
+		return false;
 	c->rx_done += n;
 	if (c->rx_done < mpa_rxm_ulpdu_len(&c->rxm))
 		return false;

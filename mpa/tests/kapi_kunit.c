@@ -38,6 +38,8 @@ struct kapi_end {
 	struct tasklet_struct resume;
 	bool reject;
 	bool accept_later;
+	bool abort_in_ulpdu;	/* reset the connection, then copy */
+	int copy_ret;		/* what mpa_ulpdu_copy() returned */
 };
 
 static void kapi_resume_bh(struct tasklet_struct *t)
@@ -122,8 +124,14 @@ static int kapi_ulpdu(struct mpa_conn *c, void *priv, struct mpa_ulpdu *u)
 	kv.iov_base = e->got;
 	kv.iov_len = u->len;
 	iov_iter_kvec(&to, ITER_DEST, &kv, 1, u->len);
-	if (mpa_ulpdu_copy(u, 0, &to, u->len))
+	/* as a send from here does when TCP took part and MPA has no memory */
+	if (e->abort_in_ulpdu)
+		mpa_conn_abort(c);
+	e->copy_ret = mpa_ulpdu_copy(u, 0, &to, u->len);
+	if (e->copy_ret) {
+		complete(&e->ulpdu);
 		return 0;
+	}
 	e->got_len = u->len;
 	e->ulpdus++;
 	complete(&e->ulpdu);
@@ -424,6 +432,44 @@ static void kapi_accept_later(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, kapi_wait(&er->established));
 }
 
+/*
+ * A send from the ulpdu callback may reset the connection (TCP took the
+ * head of the FPDU, MPA has no memory for its tail: mpa_tx_hand()), which
+ * purges the receive queue under the consumer's view: its copy fails with
+ * -ECONNRESET instead of placing octets that are gone (it used to loop for
+ * ever, the socket locked), nothing is counted as received, and the
+ * Initiator hears of the reset.
+ */
+static void kapi_abort_in_ulpdu(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct mpa_conn *ci, *cr;
+	u64 fpdus;
+	struct page *page;
+	struct bio_vec bv;
+
+	er->abort_in_ulpdu = true;
+	cr = kapi_attach(test, pair->server, &kapi_responder, er);
+	ci = kapi_attach(test, pair->client, &kapi_initiator, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	memset(page_address(page), 'x', PAGE_SIZE);
+	bvec_set_page(&bv, page, 1000, 0);
+	KUNIT_ASSERT_EQ(test, 0, mpa_ksend(ci, &bv, 1, 1000, NULL));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, -ECONNRESET, er->copy_ret);
+	KUNIT_EXPECT_EQ(test, 0, er->ulpdus);
+	KUNIT_EXPECT_TRUE(test, kapi_wait(&ei->error));
+	KUNIT_EXPECT_EQ(test, ECONNRESET, ei->err.errnum);
+	lock_sock(cr->sk);
+	fpdus = cr->stats.rx_fpdus;
+	release_sock(cr->sk);
+	KUNIT_EXPECT_EQ(test, 0ULL, fpdus);
+	__free_page(page);
+}
+
 static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_attach_args),
 	KUNIT_CASE(kapi_send_args),
@@ -434,6 +480,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_reject),
 	KUNIT_CASE(kapi_two_initiators),
 	KUNIT_CASE(kapi_accept_later),
+	KUNIT_CASE(kapi_abort_in_ulpdu),
 	{}
 };
 
