@@ -348,7 +348,8 @@ bool mpa_rx_probe(struct mpa_conn *c)
 		ready = false;
 		break;
 	}
-	WRITE_ONCE(c->rx_ready, ready);
+	/* an empty ULPDU is skipped, not read (A12): nothing for a reader */
+	WRITE_ONCE(c->rx_ready, ready && mpa_rxm_ulpdu_len(&c->rxm));
 	return ready;
 }
 
@@ -445,7 +446,10 @@ static void mpa_rx_copyin(struct mpa_conn *c)
  */
 static void mpa_rx_probe_next(struct mpa_conn *c)
 {
-	if (!mpa_rx_probe(c) && mpa_rx_need_copy(c))
+	bool judged = mpa_rx_probe(c);
+
+	/* an empty ULPDU: the work skips it (mpa_rx_process()) */
+	if (judged ? !READ_ONCE(c->rx_ready) : mpa_rx_need_copy(c))
 		mpa_conn_schedule(c);
 }
 
@@ -828,7 +832,7 @@ static bool mpa_rx_lookahead(struct mpa_conn *c)
 	mpa_rx_window(c);
 	if (!mpa_rxm_span_known(m) || avail < mpa_rxm_extent(m))
 		return false;
-	WRITE_ONCE(c->rx_ready, true);
+	WRITE_ONCE(c->rx_ready, !!mpa_rxm_ulpdu_len(m));
 	return true;
 }
 
@@ -841,10 +845,13 @@ static bool mpa_rx_lookahead(struct mpa_conn *c)
  */
 void mpa_rx_data_ready(struct mpa_conn *c)
 {
-	bool ready = mpa_rx_defer(c) ? mpa_rx_lookahead(c) : mpa_rx_probe(c);
+	bool whole = mpa_rx_defer(c) ? mpa_rx_lookahead(c) : mpa_rx_probe(c);
+	/* else an empty ULPDU, which the work skips: no reader is woken */
+	bool ready = READ_ONCE(c->rx_ready);
 
-	if (READ_ONCE(c->rx_err) || (ready && READ_ONCE(c->tx_held)) ||
-	    (ready && c->kops) || mpa_rx_need_copy(c))
+	if (READ_ONCE(c->rx_err) || (whole && !ready) ||
+	    (whole && READ_ONCE(c->tx_held)) || (whole && c->kops) ||
+	    mpa_rx_need_copy(c))
 		mpa_conn_schedule(c);
 	if (ready)
 		c->saved_data_ready(c->sk);

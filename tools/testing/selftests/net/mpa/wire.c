@@ -680,17 +680,30 @@ TEST_F(wire, rx_half_fpdu_epoll)
 	half_fpdu(_metadata, &self->c, true);
 }
 
-/* ULPDU_Length 0: validated and skipped, never a 0 that looks like EOF. */
+/*
+ * ULPDU_Length 0: validated and skipped, never a 0 that looks like EOF,
+ * and never readable: poll() says EPOLLIN only when a recv() would return
+ * at once, not for an empty ULPDU it would skip to wait for the next.
+ */
 TEST_F(wire, rx_empty_ulpdu)
 {
 	struct w_conn *c = &self->c;
 
 	w_send(_metadata, c, NULL, 0);
 	ASSERT_EQ(0, t_wait_acked(c->raw, T_WAIT));
+	EXPECT_EQ(0, t_poll(c->m, POLLIN, 0));
 	EXPECT_EQ(-1, recv(c->m, rbuf, T_ULPDU_BUF, MSG_DONTWAIT));
 	EXPECT_EQ(EAGAIN, errno);
+	/* queued behind a ULPDU: not readable once that one is read */
 	w_send(_metadata, c, "abc", 3);
+	w_send(_metadata, c, NULL, 0);
+	ASSERT_EQ(0, t_wait_acked(c->raw, T_WAIT));
 	w_recv(_metadata, c, "abc", 3);
+	EXPECT_EQ(0, t_poll(c->m, POLLIN, 0));
+	/* and a ULPDU behind empty ones is readable, without more data */
+	w_send(_metadata, c, "xy", 2);
+	EXPECT_EQ(POLLIN, t_poll(c->m, POLLIN, T_WAIT));
+	w_recv(_metadata, c, "xy", 2);
 	w_send(_metadata, c, NULL, 0);
 	w_send(_metadata, c, NULL, 0);
 	w_send(_metadata, c, "de", 2);
