@@ -180,7 +180,9 @@ enum {
  * @kbusy: in-kernel consumer: mpa_kapi_run() is running (no recursion)
  * @kpaused: in-kernel consumer: it asked not to get ULPDUs until
  *	mpa_kresume()
- * @kended: in-kernel consumer: it was told of an error or the end
+ * @kended: in-kernel consumer: it was told of an error: nothing more
+ * @kclosed: in-kernel consumer: it was told of the peer's close; an
+ *	error may still follow (a reset)
  * @kwant_room: in-kernel consumer: a send got -EAGAIN, tell it of room
  * @kcb_task: the task running a consumer callback, socket locked
  * @err: the last error (RFC 5044 section 8 code, reason, errno)
@@ -255,6 +257,7 @@ struct mpa_conn {
 	bool kwant_room;
 	bool tx_pushing;	/* beside the k flags: fills a hole */
 	bool tx_run_cut;
+	bool kclosed;
 	const struct mpa_kops *kops;
 	void *kpriv;
 	struct task_struct *kcb_task;

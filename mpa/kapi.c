@@ -126,13 +126,17 @@ static void mpa_kdeliver(struct mpa_conn *c)
 			if (mpa_tcp_soft_error(c))
 				sock_error(c->sk);
 			ret = mpa_rx_end(c, &eof);
-			/* a reset is an error, its errno read already or not */
+			/*
+			 * A reset is an error, its errno read already or not,
+			 * also after the peer's close was told: the consumer
+			 * may still be sending, or wait for room to.
+			 */
 			if (ret || c->rx_err || c->rx_reset) {
 				if (!c->err.errnum)
 					c->err.errnum = -ret;
 				mpa_kreport_error(c);
-			} else if (eof) {
-				c->kended = true;
+			} else if (eof && !c->kclosed) {
+				c->kclosed = true;
 				if (ops->closed)
 					ops->closed(c, c->kpriv);
 			}

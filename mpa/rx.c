@@ -521,6 +521,10 @@ static void mpa_rx_reset(struct mpa_conn *c, int errnum)
 		c->err.reason = MPA_REASON_PEER_CLOSED;
 		c->err.errnum = errnum;
 		mpa_net_event(c, MPA_NET_ERROR);
+	} else if (c->err.code == MPA_ERR_TCP_CLOSED && !c->err.errnum) {
+		/* after the peer's FIN at an FPDU boundary: now an error */
+		c->err.errnum = errnum;
+		mpa_net_event(c, MPA_NET_ERROR);
 	}
 	c->rx_reset = true;
 }

@@ -136,6 +136,10 @@ static unsigned int greet_max = 64 << 20;
 module_param(greet_max, uint, 0644);
 MODULE_PARM_DESC(greet_max, "Responder: greet with at most this many octets");
 
+static bool keep_open;
+module_param(keep_open, bool, 0644);
+MODULE_PARM_DESC(keep_open, "Stay open when the peer closes its half (the closed callback), until an error");
+
 static bool noio;
 module_param(noio, bool, 0644);
 MODULE_PARM_DESC(noio, "Run as a consumer in the memory reclaim path: sk_allocation GFP_NOIO, no task page fragment");
@@ -193,6 +197,7 @@ static const char * const echo_phase_names[] = {
  * @mulpdu: the MULPDU last seen (mpa_kmulpdu())
  * @frame: the peer's Request or Reply
  * @err: the last error the error callback told of
+ * @errors: how often the error callback ran
  * @kerr: the errno of the last of our calls into MPA that failed
  * @pd: the peer's Private Data
  * @pd_len: its length
@@ -252,6 +257,7 @@ struct echo_conn {
 	bool peer_closed;
 	bool released;
 	bool have_res;
+	u32 errors;
 	struct mpa_result res;
 	u32 mulpdu;
 	struct mpa_frame_info frame;
@@ -840,6 +846,7 @@ static void echo_error(struct mpa_conn *c, void *priv,
 
 	spin_lock(&ec->lock);
 	ec->err = *err;
+	ec->errors++;
 	if (ec->phase == ECHO_STARTUP)
 		ec->phase = ECHO_FAILED;
 	spin_unlock(&ec->lock);
@@ -853,7 +860,8 @@ static void echo_closed(struct mpa_conn *c, void *priv)
 	spin_lock(&ec->lock);
 	ec->peer_closed = true;
 	spin_unlock(&ec->lock);
-	echo_queue(ec, &ec->close_work);
+	if (!READ_ONCE(keep_open))
+		echo_queue(ec, &ec->close_work);
 }
 
 static void echo_writable(struct mpa_conn *c, void *priv)
@@ -1314,8 +1322,8 @@ static void echo_show_one(struct seq_file *m, struct echo_conn *ec)
 		   ec->next_tx, ec->total, ec->verified, ec->bad);
 	seq_printf(m, " err_code=%u err_reason=%u err_errno=%d kerr=%d",
 		   ec->err.code, ec->err.reason, ec->err.errnum, ec->kerr);
-	seq_printf(m, " peer_closed=%d released=%d pd=", ec->peer_closed,
-		   ec->released);
+	seq_printf(m, " errors=%u peer_closed=%d released=%d pd=",
+		   ec->errors, ec->peer_closed, ec->released);
 	if (!ec->pd_len)
 		seq_puts(m, "-");
 	for (i = 0; i < ec->pd_len; i++)

@@ -1559,6 +1559,46 @@ TEST_F(errors, reset)
 	EXPECT_KE(&ki, "peer_closed", 0);
 }
 
+/*
+ * The peer closes its half at an FPDU boundary (the closed callback; the
+ * module stays open, as it may to send), then resets: the error callback
+ * still tells, code 1, once, with TCP's errno for a reset after the
+ * peer's FIN (EPIPE: tcp_reset() in CLOSE_WAIT).
+ */
+TEST_F(errors, reset_after_close)
+{
+	struct ke_info ki;
+	char peer[128];
+	size_t w1;
+	long end;
+
+	ASSERT_EQ(0, ke_load("sink=1 keep_open=1"));
+	self->fd = raw_start(_metadata, AF_INET, T_C, false);
+	ASSERT_LE(0, self->fd);
+	w1 = t_fpdu_encode(self->fpdu, 0, false, self->ulpdu, 333, NULL);
+	ASSERT_EQ((ssize_t)w1, t_send(self->fd, self->fpdu, w1));
+	ASSERT_EQ(0, shutdown(self->fd, SHUT_WR));
+	ASSERT_WAIT(self->fd, -1, "peer_closed", 1, &ki);
+	EXPECT_KE(&ki, "rx", 1);
+	EXPECT_KE(&ki, "err_errno", 0);
+	EXPECT_KE(&ki, "released", 0);
+	ke_peer_of(self->fd, peer, sizeof(peer));
+	mpa_close_abort(self->fd);
+	self->fd = -1;
+	end = t_now_ms() + KE_WAIT;
+	do {
+		t_sleep_ms(10);
+		ASSERT_EQ(0, ke_find("peer", peer, &ki));
+	} while (ke_num(&ki, "released") != 1 && t_now_ms() < end);
+	EXPECT_KE(&ki, "released", 1);
+	EXPECT_KE(&ki, "err_code", MPA_ERR_TCP_CLOSED);
+	EXPECT_KE(&ki, "err_reason", MPA_REASON_PEER_CLOSED);
+	EXPECT_KE(&ki, "err_errno", EPIPE);
+	EXPECT_KE(&ki, "errors", 1);
+	EXPECT_KE(&ki, "peer_closed", 1);
+	EXPECT_KE(&ki, "rx", 1);
+}
+
 /* misc: one of each */
 FIXTURE(misc)
 {
