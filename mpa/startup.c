@@ -377,6 +377,16 @@ void mpa_startup_process(struct mpa_conn *c)
 	case MPA_STATE_AWAIT_REPLY:
 		mpa_startup_rx(c);
 		break;
+	case MPA_STATE_REQUEST_RECEIVED:
+		/*
+		 * Waiting for the answer: a reset (or TCP's timeout) ends the
+		 * startup now (code 1), not at the answer, whose Reply could
+		 * not go, nor at the startup timeout (code 4).
+		 */
+		if (READ_ONCE(c->sk->sk_state) == TCP_CLOSE)
+			mpa_conn_fail(c, MPA_ERR_TCP_CLOSED,
+				      MPA_REASON_PEER_CLOSED, ECONNRESET, true);
+		break;
 	}
 	if (c->tx_sent != c->tx_len)
 		mpa_startup_push(c);

@@ -1599,6 +1599,42 @@ TEST_F(errors, reset_after_close)
 	EXPECT_KE(&ki, "rx", 1);
 }
 
+/*
+ * We reset while the module judges our Request (it answers only after
+ * answer_ms, a minute): the startup fails at once with code 1, not at the
+ * answer or at the startup timeout (code 4), and the module closes.
+ */
+TEST_F_TIMEOUT(errors, reset_before_answer, 60)
+{
+	uint8_t fr[T_FRAME_MAX];
+	struct ke_info ki;
+	char peer[128];
+	long end;
+	size_t n;
+
+	ASSERT_EQ(0, ke_load("sink=1 answer_ms=60000 timeout_ms=60000"));
+	self->fd = ke_tcp(AF_INET6, 0, 0);
+	ASSERT_LE(0, self->fd);
+	n = t_frame(fr, false, T_C, 1, KE_REQ_PD, strlen(KE_REQ_PD));
+	ASSERT_EQ((ssize_t)n, t_send(self->fd, fr, n));
+	/* the request callback ran: the module judges it */
+	ASSERT_WAIT(self->fd, -1, "frame_rev", 1, &ki);
+	ke_peer_of(self->fd, peer, sizeof(peer));
+	mpa_close_abort(self->fd);
+	self->fd = -1;
+	end = t_now_ms() + KE_WAIT;
+	do {
+		t_sleep_ms(10);
+		ASSERT_EQ(0, ke_find("peer", peer, &ki));
+	} while (ke_num(&ki, "released") != 1 && t_now_ms() < end);
+	EXPECT_KE(&ki, "released", 1);
+	EXPECT_KE_IS(&ki, "state", "failed");
+	EXPECT_KE(&ki, "err_code", MPA_ERR_TCP_CLOSED);
+	EXPECT_KE(&ki, "err_reason", MPA_REASON_PEER_CLOSED);
+	EXPECT_KE(&ki, "err_errno", ECONNRESET);
+	EXPECT_KE(&ki, "errors", 1);
+}
+
 /* misc: one of each */
 FIXTURE(misc)
 {
