@@ -88,7 +88,8 @@ struct mpa_kparams {
  *	error (no more ULPDUs arrive; sending still works, e.g. for a
  *	Terminate), or a reset (1). Called once per error
  * @closed: the peer closed its half after its last whole ULPDU (a FIN at
- *	an FPDU boundary); sending still works
+ *	an FPDU boundary); sending still works, and a later reset or
+ *	timeout is still told by @error
  * @writable: mpa_ksend() failed with -EAGAIN earlier; there is room now
  *
  * Context: every callback runs in process context with the socket locked,
