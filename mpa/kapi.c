@@ -401,7 +401,8 @@ EXPORT_SYMBOL_GPL(mpa_kaccept);
  *
  * Context: process context, from a callback or not.
  * Return: 0, -EINVAL when nothing waits for an answer (or Private Data
- * from an Initiator), -EISCONN once FPDUs went, -EMSGSIZE.
+ * from an Initiator), -EISCONN once FPDUs went, -ENOTCONN when an
+ * Initiator's TCP was reset (or timed out) since the Reply, -EMSGSIZE.
  */
 int mpa_kreject(struct mpa_conn *c, const void *pd, u32 pd_len)
 {

@@ -475,6 +475,9 @@ static int mpa_startup_refuse(struct mpa_conn *c)
 {
 	if (mpa_conn_state(c) != MPA_STATE_FULL)
 		return -EINVAL;
+	/* reset or timed out meanwhile: no TCP to keep open (and told) */
+	if (c->rx_reset || READ_ONCE(c->sk->sk_state) == TCP_CLOSE)
+		return -ENOTCONN;
 	/*
 	 * An FPDU came (against R-7.1.2-15) once the machine saw an octet
 	 * of it or found it whole: recv may have shown the ULPDU already,

@@ -38,6 +38,7 @@ struct kapi_end {
 	struct tasklet_struct resume;
 	bool reject;
 	bool accept_later;
+	int replies;		/* the reply callback ran this often */
 	bool abort_in_ulpdu;	/* reset the connection, then copy */
 	int copy_ret;		/* what mpa_ulpdu_copy() returned */
 };
@@ -89,6 +90,7 @@ static void kapi_reply(struct mpa_conn *c, void *priv,
 
 	memcpy(e->peer_pd, pd, pd_len);
 	e->peer_pd_len = pd_len;
+	e->replies++;
 }
 
 static void kapi_established(struct mpa_conn *c, void *priv)
@@ -470,6 +472,32 @@ static void kapi_abort_in_ulpdu(struct kunit *test)
 	__free_page(page);
 }
 
+/*
+ * The Responder resets before any FPDU: the Initiator hears of it
+ * (error), and its late refusal of the Reply's Private Data (R-7.1.2-13:
+ * leave MPA, keep TCP open) finds no TCP to keep open: -ENOTCONN, and
+ * the reply callback is not run again.
+ */
+static void kapi_refuse_after_reset(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct mpa_conn *ci, *cr;
+
+	cr = kapi_attach(test, pair->server, &kapi_responder, er);
+	ci = kapi_attach(test, pair->client, &kapi_initiator, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+	KUNIT_EXPECT_EQ(test, 1, ei->replies);
+	lock_sock(cr->sk);
+	mpa_conn_abort(cr);
+	release_sock(cr->sk);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->error));
+	KUNIT_EXPECT_EQ(test, (u32)MPA_ERR_TCP_CLOSED, ei->err.code);
+	KUNIT_EXPECT_EQ(test, -ENOTCONN, mpa_kreject(ci, NULL, 0));
+	KUNIT_EXPECT_EQ(test, 1, ei->replies);
+}
+
 static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_attach_args),
 	KUNIT_CASE(kapi_send_args),
@@ -481,6 +509,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_two_initiators),
 	KUNIT_CASE(kapi_accept_later),
 	KUNIT_CASE(kapi_abort_in_ulpdu),
+	KUNIT_CASE(kapi_refuse_after_reset),
 	{}
 };
 
