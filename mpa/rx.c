@@ -358,7 +358,8 @@ static bool mpa_rx_need_copy(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
 
-	if (c->rx_err || c->rx_ready || !tcp_inq(sk))
+	if (c->rx_err || c->rx_ready || !tcp_inq(sk) ||
+	    mpa_rxm_state(&c->rxm) == MPA_RXM_FPDU)	/* an empty ULPDU */
 		return false;
 	/* Once started, copy mode lasts to the end of the FPDU. */
 	return c->rx_cfill || tcp_epollin_ready(sk, INT_MAX);
@@ -496,7 +497,8 @@ bool mpa_rx_process(struct mpa_conn *c)
 			if (!mpa_rx_need_copy(c))
 				return false;
 			mpa_rx_copyin(c);
-			if (!c->rx_ready)
+			/* judged (an empty ULPDU too: skipped below), or not */
+			if (mpa_rxm_state(&c->rxm) == MPA_RXM_MORE)
 				return false;
 			continue;
 		}
