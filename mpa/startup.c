@@ -34,7 +34,8 @@ static void mpa_enter_full(struct mpa_conn *c, const struct mpa_params *p)
 	/* R-7.1.2-15: the Initiator always sends the first FPDU. */
 	c->tx_held = c->role == MPA_ROLE_RESPONDER;
 	mpa_tx_start(c);
-	WRITE_ONCE(c->state, MPA_STATE_FULL);
+	/* the parameters before the state: pairs with mpa_tx_prepare() */
+	smp_store_release(&c->state, MPA_STATE_FULL);
 	/* FPDUs may be queued right behind the frame already. */
 	mpa_rx_start(c);
 	mpa_conn_set_state(c, MPA_STATE_FULL);

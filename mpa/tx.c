@@ -220,6 +220,8 @@ static int mpa_tx_rec_copy_in(struct mpa_tx_rec *r, u32 off,
 		u32 n = len;
 		u8 *dst = mpa_tx_rec_ptr(r, off, &n);
 
+		if (WARN_ON_ONCE(!dst))
+			return -EFAULT;		/* past the image: a bug */
 		if (copy_from_iter(dst, n, from) != n)
 			return -EFAULT;
 		if (crc)
@@ -503,6 +505,11 @@ static int mpa_tx_append(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	}
 	start = r->ulpdu_len;
 	end = start + len;
+	/* the caller checked under the socket lock (mpa_tx_sendmsg()) */
+	if (WARN_ON_ONCE(len > MPA_MAX_ULPDU - start)) {
+		ret = -EMSGSIZE;
+		goto undo;
+	}
 	ret = mpa_tx_open_grow(c, r, mpa_tx_open_span(&r->lo, end));
 	if (ret)
 		goto undo;
@@ -1350,6 +1357,13 @@ bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg, size_t size,
 	struct sock *sk = c->sk;
 	size_t left;
 
+	/*
+	 * Without the socket lock: the parameters are read only once Full
+	 * Operation is seen (pairs with mpa_enter_full()), and
+	 * mpa_tx_sendmsg() checks the rest again under the lock.
+	 */
+	if (smp_load_acquire(&c->state) != MPA_STATE_FULL)
+		return false;
 	if ((msg->msg_flags & (MSG_MORE | MSG_OOB | MSG_ZEROCOPY |
 			       MSG_SPLICE_PAGES)) ||
 	    !size || size > MPA_MAX_ULPDU || c->params.tx_markers ||
@@ -1426,11 +1440,6 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 		ret = -ENOTCONN;
 		goto out;
 	}
-	if (pre && c->tx_open) {
-		/* another sender opened a ULPDU meanwhile: this one ends it */
-		mpa_tx_pre_drop(msg, pre);
-		pre = NULL;
-	}
 	if (msg->msg_flags & (MSG_OOB | MSG_ZEROCOPY | MSG_SPLICE_PAGES))
 		return -EOPNOTSUPP;
 	if (size > MPA_MAX_ULPDU - have)
@@ -1455,6 +1464,22 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 	}
 
 	for (;;) {
+		/*
+		 * Another sender may have opened a ULPDU (MSG_MORE is the
+		 * socket's) since mpa_tx_prepare(), or during a wait above
+		 * or below: this send joins it, as its end unless MSG_MORE,
+		 * if it fits.
+		 */
+		if (c->tx_open) {
+			if (pre) {
+				mpa_tx_pre_drop(msg, pre);
+				pre = NULL;
+			}
+			if (size > MPA_MAX_ULPDU - c->tx_open->ulpdu_len) {
+				ret = -EMSGSIZE;	/* requirements A11 */
+				goto out;
+			}
+		}
 		if (pre)
 			ret = mpa_tx_pre_send(c, pre);
 		else if (!c->tx_open && !more)

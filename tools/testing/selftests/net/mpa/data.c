@@ -1315,6 +1315,125 @@ TEST_F(sock, eintr_send)
 	drain(_metadata, self->r, self->i, n);
 }
 
+/* A thread making one send() (two_senders_msg_more) */
+struct sender {
+	int fd;
+	int flags;
+	pid_t tid;
+	int started;
+	int done;
+	ssize_t rc;
+	int err;
+	uint8_t buf[40000];
+};
+
+static void *sender_run(void *arg)
+{
+	struct sender *sd = arg;
+
+	sd->tid = gettid();
+	__atomic_store_n(&sd->started, 1, __ATOMIC_RELEASE);
+	sd->rc = send(sd->fd, sd->buf, sizeof(sd->buf),
+		      MSG_NOSIGNAL | sd->flags);
+	sd->err = errno;
+	__atomic_store_n(&sd->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Is the sender asleep (state S: waiting for room), or done? */
+static bool sender_parked(struct sender *sd)
+{
+	char path[64], st[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (__atomic_load_n(&sd->done, __ATOMIC_ACQUIRE))
+		return true;
+	if (!__atomic_load_n(&sd->started, __ATOMIC_ACQUIRE))
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", sd->tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = read(fd, st, sizeof(st) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	st[n] = 0;
+	p = strrchr(st, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
+static void sender_start(struct __test_metadata *_metadata, pthread_t *thr,
+			 struct sender *sd)
+{
+	long end = t_now_ms() + T_WAIT;
+
+	ASSERT_EQ(0, pthread_create(thr, NULL, sender_run, sd));
+	while (!sender_parked(sd) && t_now_ms() < end)
+		sched_yield();
+	ASSERT_TRUE(sender_parked(sd));
+}
+
+/*
+ * Two threads send on one socket while the send buffer is full: A a whole
+ * ULPDU of 40000 octets, B 40000 with MSG_MORE. Room comes, and whichever
+ * takes the socket first goes first. When B does, its ULPDU is open and
+ * A's send joins it (MSG_MORE is the socket's, not the thread's), which
+ * does not fit in 64768 octets: EMSGSIZE for A, checked again after its
+ * wait (requirements A11), never a ULPDU over the limit nor octets lost.
+ * Before, A's wait kept the check it made before B opened: A's octets
+ * went past the end of the open ULPDU, and the copy looped for ever with
+ * the socket locked.
+ */
+TEST_F_TIMEOUT(sock, two_senders_msg_more, 120)
+{
+	static struct sender a, b;
+	int round, a_first = 0, b_first = 0;
+	pthread_t ta, tb;
+	size_t n, k;
+	ssize_t r;
+
+	for (round = 0; round < 10; round++) {
+		n = fill(_metadata, self->i);
+		a = (struct sender){ .fd = self->i };
+		b = (struct sender){ .fd = self->i, .flags = MSG_MORE };
+		t_fill(a.buf, sizeof(a.buf), 11);
+		t_fill(b.buf, sizeof(b.buf), 12);
+		sender_start(_metadata, &ta, &a);
+		sender_start(_metadata, &tb, &b);
+		for (k = 0; k < n; k++)
+			ASSERT_EQ(MPA_MAX_ULPDU, recv(self->r, rx_buf, T_BUF, 0))
+				TH_LOG("round %d, ULPDU %zu of %zu", round, k,
+				       n);
+		pthread_join(ta, NULL);
+		pthread_join(tb, NULL);
+		ASSERT_EQ((ssize_t)sizeof(b.buf), b.rc)
+			TH_LOG("round %d: B: %s", round, strerror(b.err));
+		ASSERT_EQ(3, send(self->i, "end", 3, MSG_NOSIGNAL));
+		if (a.rc < 0) {
+			EXPECT_EQ(EMSGSIZE, a.err) TH_LOG("round %d: A: %s",
+							  round,
+							  strerror(a.err));
+			b_first++;
+		} else {
+			ASSERT_EQ((ssize_t)sizeof(a.buf), a.rc);
+			r = recv(self->r, rx_buf, T_BUF, 0);
+			ASSERT_EQ((ssize_t)sizeof(a.buf), r)
+				TH_LOG("round %d", round);
+			EXPECT_BYTES(a.buf, rx_buf, sizeof(a.buf));
+			a_first++;
+		}
+		r = recv(self->r, rx_buf, T_BUF, 0);
+		ASSERT_EQ((ssize_t)sizeof(b.buf) + 3, r) TH_LOG("round %d",
+								round);
+		EXPECT_BYTES(b.buf, rx_buf, sizeof(b.buf));
+		EXPECT_BYTES("end", rx_buf + sizeof(b.buf), 3);
+	}
+	TH_LOG("A first %d times, B first %d times", a_first, b_first);
+	EXPECT_TRUE(t_quiet(self->r, self->i));
+}
+
 /*
  * held: the Responder rule (R-7.1.2-15) between two MPA sockets: a
  * Responder's sends are held until the Initiator's first FPDU arrives.
