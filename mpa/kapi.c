@@ -377,7 +377,8 @@ static int mpa_kanswer(struct mpa_conn *c, bool reject, const void *pd,
  *
  * Context: process context, from a callback or not.
  * Return: 0, -EINVAL when no Request waits for an answer, -EMSGSIZE,
- * -ETIMEDOUT when the answer came too late (&mpa_kops.error told it).
+ * -ETIMEDOUT when the answer came too late, -ECONNRESET after a reset
+ * (&mpa_kops.error told either).
  */
 int mpa_kaccept(struct mpa_conn *c, const void *pd, u32 pd_len)
 {
@@ -402,7 +403,8 @@ EXPORT_SYMBOL_GPL(mpa_kaccept);
  * Context: process context, from a callback or not.
  * Return: 0, -EINVAL when nothing waits for an answer (or Private Data
  * from an Initiator), -EISCONN once FPDUs went, -ENOTCONN when an
- * Initiator's TCP was reset (or timed out) since the Reply, -EMSGSIZE.
+ * Initiator was told (&mpa_kops.error) that TCP was reset (or timed
+ * out) since the Reply, -EMSGSIZE.
  */
 int mpa_kreject(struct mpa_conn *c, const void *pd, u32 pd_len)
 {

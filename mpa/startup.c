@@ -476,8 +476,11 @@ static int mpa_startup_refuse(struct mpa_conn *c)
 {
 	if (mpa_conn_state(c) != MPA_STATE_FULL)
 		return -EINVAL;
-	/* reset or timed out meanwhile: no TCP to keep open (and told) */
-	if (c->rx_reset || READ_ONCE(c->sk->sk_state) == TCP_CLOSE)
+	/*
+	 * The reset (or TCP's timeout) was seen, and told: no TCP to keep
+	 * open. One not seen yet is the plain stream's to tell.
+	 */
+	if (c->rx_reset)
 		return -ENOTCONN;
 	/*
 	 * An FPDU came (against R-7.1.2-15) once the machine saw an octet

@@ -1442,8 +1442,10 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 	}
 	if (msg->msg_flags & (MSG_OOB | MSG_ZEROCOPY | MSG_SPLICE_PAGES))
 		return -EOPNOTSUPP;
-	if (size > MPA_MAX_ULPDU - have)
-		return -EMSGSIZE;	/* requirements A11 */
+	if (size > MPA_MAX_ULPDU - have) {
+		ret = -EMSGSIZE;	/* requirements A11 */
+		goto out;		/* @pre too, if one opened since */
+	}
 	if (!size && !have)
 		return more ? 0 : -EINVAL;
 
