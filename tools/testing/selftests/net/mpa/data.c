@@ -322,8 +322,9 @@ TEST_F(data, bad_buffer)
 	static const size_t sizes[] = { 512, 5000 };
 	long pg = sysconf(_SC_PAGESIZE);
 	uint8_t *m;
+	int dir, fl;
 	size_t k;
-	int dir;
+	ssize_t r;
 
 	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -345,6 +346,27 @@ TEST_F(data, bad_buffer)
 		t_fill(tx_buf, 700, 77 + dir);
 		one_ulpdu(_metadata, d_tx(self, dir), d_rx(self, dir), tx_buf,
 			  700);
+		/*
+		 * A later piece of a MSG_MORE ULPDU that faults adds nothing:
+		 * the ULPDU stays open with its first piece, and the next
+		 * piece ends it.
+		 */
+		t_fill(tx_buf, 1500, 88 + dir);
+		EXPECT_EQ(1000, send(d_tx(self, dir), tx_buf, 1000,
+				     MSG_NOSIGNAL | MSG_MORE));
+		EXPECT_EQ(-1, send(d_tx(self, dir), m + pg - 300, 600,
+				   MSG_NOSIGNAL | MSG_MORE));
+		EXPECT_EQ(EFAULT, errno);
+		EXPECT_EQ(-1, send(d_tx(self, dir), m + pg - 300, 600,
+				   MSG_NOSIGNAL));
+		EXPECT_EQ(EFAULT, errno);
+		EXPECT_TRUE(t_nothing_pending(d_rx(self, dir)));
+		EXPECT_EQ(500, send(d_tx(self, dir), tx_buf + 1000, 500,
+				    MSG_NOSIGNAL));
+		r = t_recv_flags(d_rx(self, dir), rx_buf, T_BUF, 0, &fl);
+		ASSERT_EQ(1500, r);
+		EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+		EXPECT_BYTES(tx_buf, rx_buf, 1500);
 	}
 	munmap(m, pg);
 }
