@@ -163,6 +163,16 @@ static int mpa_nl_put_conn(struct sk_buff *skb, const struct mpa_conn *c)
 	return 0;
 }
 
+/* The most mpa_nl_put_conn() writes: an IPv6 connection in Full Operation */
+static size_t mpa_nl_conn_size(void)
+{
+	return nla_total_size(sizeof(u64)) * 9 +	/* ino, stats (uint) */
+	       nla_total_size(sizeof(struct in6_addr)) * 2 +
+	       nla_total_size(sizeof(u16)) * 5 +	/* family, ports, IRD/ORD */
+	       nla_total_size(sizeof(u8)) * 7 +
+	       nla_total_size(sizeof(u32)) * 4;	/* MULPDU, error */
+}
+
 struct mpa_nl_dump {
 	struct sk_buff *skb;
 	struct netlink_callback *cb;
@@ -299,17 +309,23 @@ void mpa_nl_notify(const struct mpa_conn *c, enum mpa_net_event ev)
 		return;
 	if (!genl_has_listeners(&mpa_nl_family, net, MPA_NLGRP_EVENTS))
 		return;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_ATOMIC);
+	/* in softirq too: no more than the event needs (some 300 octets) */
+	msg = genlmsg_new(mpa_nl_conn_size(), GFP_ATOMIC);
 	if (!msg)
-		return;
+		goto lost;
 	hdr = genlmsg_put(msg, 0, 0, &mpa_nl_family, 0, mpa_nl_event_cmd[ev]);
-	if (!hdr || mpa_nl_put_conn(msg, c)) {
+	if (!hdr || WARN_ON_ONCE(mpa_nl_put_conn(msg, c))) {
 		nlmsg_free(msg);
-		return;
+		goto lost;
 	}
 	genlmsg_end(msg, hdr);
 	genlmsg_multicast_netns(&mpa_nl_family, net, msg, 0, MPA_NLGRP_EVENTS,
 				GFP_ATOMIC);
+	return;
+
+lost:
+	/* the listeners learn that they missed one, as on a full buffer */
+	genl_set_err(&mpa_nl_family, net, 0, MPA_NLGRP_EVENTS, -ENOBUFS);
 }
 
 int __init mpa_nl_init(void)

@@ -1502,11 +1502,10 @@ def dump_kernel_connection(t):
 
 # --- events ---------------------------------------------------------------------
 
-@test
-def events_established_both_ends(t):
+def established_both_ends(t, family):
     ns = t.netns()
     lst = listener(t, ns)
-    conn = mpa_pair(t, ns_i=ns, r_kw={'markers': 1})
+    conn = mpa_pair(t, family, ns_i=ns, r_kw={'markers': 1})
     evs = events(lst, 2)
     eq(sorted(n for n, _ in evs), ['established-ntf'] * 2, 'events')
     ei = event_of(evs, 'established-ntf', ino(conn.i))
@@ -1516,6 +1515,18 @@ def events_established_both_ends(t):
     eq(ei, wi, 'the Initiator\'s established-ntf')
     eq(er, wr, 'the Responder\'s established-ntf')
     eq(quiet(lst, 0.5), [], 'nothing more')
+
+
+@test
+def events_established_both_ends(t):
+    established_both_ends(t, socket.AF_INET)
+
+
+@test
+def events_established_both_ends_v6(t):
+    """The largest event: IPv6 addresses and the negotiated parameters
+    (the message is sized for it, mpa_nl_conn_size())."""
+    established_both_ends(t, socket.AF_INET6)
 
 
 @test
