@@ -1427,6 +1427,27 @@ static void raw_expect_error(struct __test_metadata *_metadata, int fd,
 	EXPECT_KE(&ki, "kerr", 0);
 }
 
+/*
+ * Reset our connection *@fd (closed, -1 after) and wait for the module to
+ * release its end; @ki gets the connection's last line. Return: 0, or -1
+ * when the module's line for it is gone.
+ */
+static int ke_abort_wait_released(int *fd, struct ke_info *ki)
+{
+	long end = t_now_ms() + KE_WAIT;
+	char peer[128];
+
+	ke_peer_of(*fd, peer, sizeof(peer));
+	mpa_close_abort(*fd);
+	*fd = -1;
+	do {
+		t_sleep_ms(10);
+		if (ke_find("peer", peer, ki))
+			return -1;
+	} while (ke_num(ki, "released") != 1 && t_now_ms() < end);
+	return 0;
+}
+
 /* A Request with a wrong Key: startup error, code 4. */
 TEST_F(errors, bad_request)
 {
@@ -1534,9 +1555,7 @@ TEST_F(errors, truncated)
 TEST_F(errors, reset)
 {
 	struct ke_info ki;
-	char peer[128];
 	size_t w1;
-	long end;
 
 	ASSERT_EQ(0, ke_load("sink=1"));
 	self->fd = raw_start(_metadata, AF_INET6, T_C, false);
@@ -1544,14 +1563,7 @@ TEST_F(errors, reset)
 	w1 = t_fpdu_encode(self->fpdu, 0, false, self->ulpdu, 333, NULL);
 	ASSERT_EQ((ssize_t)w1, t_send(self->fd, self->fpdu, w1));
 	ASSERT_WAIT(self->fd, -1, "rx", 1, &ki);
-	ke_peer_of(self->fd, peer, sizeof(peer));
-	mpa_close_abort(self->fd);
-	self->fd = -1;
-	end = t_now_ms() + KE_WAIT;
-	do {
-		t_sleep_ms(10);
-		ASSERT_EQ(0, ke_find("peer", peer, &ki));
-	} while (ke_num(&ki, "released") != 1 && t_now_ms() < end);
+	ASSERT_EQ(0, ke_abort_wait_released(&self->fd, &ki));
 	EXPECT_KE(&ki, "released", 1);
 	EXPECT_KE(&ki, "err_code", MPA_ERR_TCP_CLOSED);
 	EXPECT_KE(&ki, "err_reason", MPA_REASON_PEER_CLOSED);
@@ -1568,9 +1580,7 @@ TEST_F(errors, reset)
 TEST_F(errors, reset_after_close)
 {
 	struct ke_info ki;
-	char peer[128];
 	size_t w1;
-	long end;
 
 	ASSERT_EQ(0, ke_load("sink=1 keep_open=1"));
 	self->fd = raw_start(_metadata, AF_INET, T_C, false);
@@ -1582,14 +1592,7 @@ TEST_F(errors, reset_after_close)
 	EXPECT_KE(&ki, "rx", 1);
 	EXPECT_KE(&ki, "err_errno", 0);
 	EXPECT_KE(&ki, "released", 0);
-	ke_peer_of(self->fd, peer, sizeof(peer));
-	mpa_close_abort(self->fd);
-	self->fd = -1;
-	end = t_now_ms() + KE_WAIT;
-	do {
-		t_sleep_ms(10);
-		ASSERT_EQ(0, ke_find("peer", peer, &ki));
-	} while (ke_num(&ki, "released") != 1 && t_now_ms() < end);
+	ASSERT_EQ(0, ke_abort_wait_released(&self->fd, &ki));
 	EXPECT_KE(&ki, "released", 1);
 	EXPECT_KE(&ki, "err_code", MPA_ERR_TCP_CLOSED);
 	EXPECT_KE(&ki, "err_reason", MPA_REASON_PEER_CLOSED);
@@ -1608,8 +1611,6 @@ TEST_F_TIMEOUT(errors, reset_before_answer, 60)
 {
 	uint8_t fr[T_FRAME_MAX];
 	struct ke_info ki;
-	char peer[128];
-	long end;
 	size_t n;
 
 	ASSERT_EQ(0, ke_load("sink=1 answer_ms=60000 timeout_ms=60000"));
@@ -1619,14 +1620,7 @@ TEST_F_TIMEOUT(errors, reset_before_answer, 60)
 	ASSERT_EQ((ssize_t)n, t_send(self->fd, fr, n));
 	/* the request callback ran: the module judges it */
 	ASSERT_WAIT(self->fd, -1, "frame_rev", 1, &ki);
-	ke_peer_of(self->fd, peer, sizeof(peer));
-	mpa_close_abort(self->fd);
-	self->fd = -1;
-	end = t_now_ms() + KE_WAIT;
-	do {
-		t_sleep_ms(10);
-		ASSERT_EQ(0, ke_find("peer", peer, &ki));
-	} while (ke_num(&ki, "released") != 1 && t_now_ms() < end);
+	ASSERT_EQ(0, ke_abort_wait_released(&self->fd, &ki));
 	EXPECT_KE(&ki, "released", 1);
 	EXPECT_KE_IS(&ki, "state", "failed");
 	EXPECT_KE(&ki, "err_code", MPA_ERR_TCP_CLOSED);
