@@ -150,8 +150,16 @@ static void mpa_kdeliver(struct mpa_conn *c)
 		c->kpaused = true;
 		ret = ops->ulpdu ? ops->ulpdu(c, c->kpriv, &u) : 0;
 		if (ret == -EAGAIN) {
-			/* back-pressure: it stays queued, the window closes */
-			continue;
+			/*
+			 * Back-pressure: it stays queued, the window closes.
+			 * Resumed from inside the callback: called again from
+			 * the work, once the socket lock was let go, never in
+			 * a loop under it (a consumer that always refuses and
+			 * resumes would hold the socket for good).
+			 */
+			if (!c->kpaused)
+				mpa_conn_schedule(c);
+			return;
 		}
 		c->kpaused = false;
 		mpa_rx_advance(c, u.len - u.done);

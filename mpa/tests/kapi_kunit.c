@@ -39,6 +39,8 @@ struct kapi_end {
 	bool reject;
 	bool accept_later;
 	int replies;		/* the reply callback ran this often */
+	bool refuse_resume;	/* refuse each ULPDU, resuming at once */
+	int refusals;		/* how often it did */
 	bool abort_in_ulpdu;	/* reset the connection, then copy */
 	int copy_ret;		/* what mpa_ulpdu_copy() returned */
 };
@@ -104,10 +106,15 @@ static int kapi_ulpdu(struct mpa_conn *c, void *priv, struct mpa_ulpdu *u)
 	struct iov_iter to;
 	struct kvec kv;
 
+	if (READ_ONCE(e->refuse_resume)) {
+		WRITE_ONCE(e->refusals, e->refusals + 1);
+		mpa_kresume(c);
+		return -EAGAIN;
+	}
 	if (e->pauses) {
 		e->pauses--;
 		if (!e->resume_bh) {
-			mpa_kresume(c);	/* from a callback: right away */
+			mpa_kresume(c);	/* from the callback: again from the work */
 			return -EAGAIN;
 		}
 		/*
@@ -498,6 +505,44 @@ static void kapi_refuse_after_reset(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 1, ei->replies);
 }
 
+/*
+ * A consumer that refuses every ULPDU and resumes at once, from inside the
+ * callback: MPA calls it again from its work, letting the socket go in
+ * between (it used to call it again in a loop, the socket locked for
+ * good). Once it takes the ULPDU, it has it.
+ */
+static void kapi_refuse_resume_loop(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	unsigned long end;
+	struct mpa_conn *ci, *cr;
+	struct page *page;
+	struct bio_vec bv;
+
+	er->refuse_resume = true;
+	cr = kapi_attach(test, pair->server, &kapi_responder, er);
+	ci = kapi_attach(test, pair->client, &kapi_initiator, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	memset(page_address(page), 'r', PAGE_SIZE);
+	bvec_set_page(&bv, page, 700, 0);
+	KUNIT_ASSERT_EQ(test, 0, mpa_ksend(ci, &bv, 1, 700, NULL));
+	end = jiffies + KAPI_WAIT;
+	while (READ_ONCE(er->refusals) < 100 && time_before(jiffies, end))
+		msleep(20);
+	KUNIT_ASSERT_LE(test, 100, READ_ONCE(er->refusals));
+	/* the socket is let go between two calls */
+	lock_sock(cr->sk);
+	WRITE_ONCE(er->refuse_resume, false);
+	release_sock(cr->sk);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, 700U, er->got_len);
+	KUNIT_EXPECT_EQ(test, 'r', (int)er->got[699]);
+	__free_page(page);
+}
+
 static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_attach_args),
 	KUNIT_CASE(kapi_send_args),
@@ -510,6 +555,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_accept_later),
 	KUNIT_CASE(kapi_abort_in_ulpdu),
 	KUNIT_CASE(kapi_refuse_after_reset),
+	KUNIT_CASE(kapi_refuse_resume_loop),
 	{}
 };
 
