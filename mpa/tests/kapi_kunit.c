@@ -213,6 +213,26 @@ static bool kapi_wait(struct completion *done)
 	return wait_for_completion_timeout(done, KAPI_WAIT) > 0;
 }
 
+static void kapi_free_page(void *page)
+{
+	__free_page(page);
+}
+
+/* Send one ULPDU of @len octets @fill from a page of its own, zero-copy. */
+static void kapi_send_one(struct kunit *test, struct mpa_conn *c, u32 len,
+			  int fill)
+{
+	struct page *page = alloc_page(GFP_KERNEL);
+	struct bio_vec bv;
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, kapi_free_page,
+							   page));
+	memset(page_address(page), fill, PAGE_SIZE);
+	bvec_set_page(&bv, page, len, 0);
+	KUNIT_ASSERT_EQ(test, 0, mpa_ksend(c, &bv, 1, len, NULL));
+}
+
 /* Bad arguments fail without touching the socket. */
 static void kapi_attach_args(struct kunit *test)
 {
@@ -455,18 +475,12 @@ static void kapi_abort_in_ulpdu(struct kunit *test)
 	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
 	struct mpa_conn *ci, *cr;
 	u64 fpdus;
-	struct page *page;
-	struct bio_vec bv;
 
 	er->abort_in_ulpdu = true;
 	cr = kapi_attach(test, pair->server, &kapi_responder, er);
 	ci = kapi_attach(test, pair->client, &kapi_initiator, ei);
 	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
-	page = alloc_page(GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, page);
-	memset(page_address(page), 'x', PAGE_SIZE);
-	bvec_set_page(&bv, page, 1000, 0);
-	KUNIT_ASSERT_EQ(test, 0, mpa_ksend(ci, &bv, 1, 1000, NULL));
+	kapi_send_one(test, ci, 1000, 'x');
 	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
 	KUNIT_EXPECT_EQ(test, -ECONNRESET, er->copy_ret);
 	KUNIT_EXPECT_EQ(test, 0, er->ulpdus);
@@ -476,7 +490,6 @@ static void kapi_abort_in_ulpdu(struct kunit *test)
 	fpdus = cr->stats.rx_fpdus;
 	release_sock(cr->sk);
 	KUNIT_EXPECT_EQ(test, 0ULL, fpdus);
-	__free_page(page);
 }
 
 /*
@@ -517,18 +530,12 @@ static void kapi_refuse_resume_loop(struct kunit *test)
 	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
 	unsigned long end;
 	struct mpa_conn *ci, *cr;
-	struct page *page;
-	struct bio_vec bv;
 
 	er->refuse_resume = true;
 	cr = kapi_attach(test, pair->server, &kapi_responder, er);
 	ci = kapi_attach(test, pair->client, &kapi_initiator, ei);
 	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
-	page = alloc_page(GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, page);
-	memset(page_address(page), 'r', PAGE_SIZE);
-	bvec_set_page(&bv, page, 700, 0);
-	KUNIT_ASSERT_EQ(test, 0, mpa_ksend(ci, &bv, 1, 700, NULL));
+	kapi_send_one(test, ci, 700, 'r');
 	end = jiffies + KAPI_WAIT;
 	while (READ_ONCE(er->refusals) < 100 && time_before(jiffies, end))
 		msleep(20);
@@ -540,7 +547,6 @@ static void kapi_refuse_resume_loop(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
 	KUNIT_EXPECT_EQ(test, 700U, er->got_len);
 	KUNIT_EXPECT_EQ(test, 'r', (int)er->got[699]);
-	__free_page(page);
 }
 
 static struct kunit_case mpa_kapi_cases[] = {
