@@ -1895,24 +1895,41 @@ static void *ur_start_run(void *arg)
  * wakes for the error, which ends nothing. Once the route is back TCP
  * delivers the Request, the Responder accepts, and the startup completes;
  * the error is still A's to read.
+ *
+ * The startup timeout is F_WAIT, not t_mpa_options()' 10 s: how soon TCP
+ * sends the Request again after the route is back is TCP's business, and
+ * can take seconds. On these fresh namespaces the first IPv6 connection's
+ * RTT sample can include neighbour discovery (srtt 1 s, RTO 3 s), and each
+ * retransmission that got no ICMP error to revert it (RFC 6069) doubles
+ * that: the Request then came 3 s after the route, 10.2 s after it was
+ * first sent, on a busy TCG guest.
  */
 TEST_F_TIMEOUT(unreach, startup, 180)
 {
 	struct ur_start st = { .fd = self->i };
 	uint8_t want[64], got[sizeof(want)];
+	long t0, t_err, t_back, t_req;
 
 	ASSERT_EQ(0, t_mpa_options(self->i, MPA_ROLE_INITIATOR, false, true));
 	ASSERT_EQ(0, t_mpa_options(self->resp, MPA_ROLE_RESPONDER, false,
 				   true));
+	ASSERT_EQ(0, mpa_set(self->i, MPA_TIMEOUT, F_WAIT));
+	ASSERT_EQ(0, mpa_set(self->resp, MPA_TIMEOUT, F_WAIT));
 	ASSERT_EQ(0, f_timeouts(self->i, F_WAIT));
 	ASSERT_EQ(0, ur_route_lost(self, variant));
+	t0 = t_now_ms();
 	ASSERT_EQ(0, pthread_create(&st.thr, NULL, ur_start_run, &st));
 	ASSERT_EQ(0, ur_wait_error(self))
 		TH_LOG("no ICMP error within %d ms", F_WAIT);
+	t_err = t_now_ms() - t0;
 	ASSERT_EQ(0, ur_route_back(self, variant));
+	t_back = t_now_ms() - t0;
 	EXPECT_EQ(0, mpa_start(self->resp)) TH_LOG("errno %d", errno);
+	t_req = t_now_ms() - t0;
 	EXPECT_EQ(0, mpa_answer(self->resp, MPA_ACCEPT, NULL, 0));
 	pthread_join(st.thr, NULL);
+	TH_LOG("ms after the Request: error %ld, route back %ld, at B %ld, done %ld",
+	       t_err, t_back, t_req, t_now_ms() - t0);
 	EXPECT_EQ(0, st.ret) TH_LOG("the Initiator's MPA_START: errno %d (%s)",
 				    st.err, strerror(st.err));
 	ASSERT_EQ(MPA_STATE_FULL, mpa_state(self->i));
