@@ -6,9 +6,13 @@
  * Connections are listed from attach to close. The traffic counters live in
  * the connections; the namespace's totals are the live connections' sums
  * plus what closed connections left behind, so the data path counts each
- * FPDU once, in its connection only.
+ * FPDU once, in its connection only. Summing them walks the connections a
+ * batch at a time, so that a reader (anyone may read /proc/net/mpa_stat)
+ * keeps bottom halves off for one batch, not for the whole list.
  */
+#include <kunit/static_stub.h>
 #include <kunit/visibility.h>
+#include <linux/mutex.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <net/netns/generic.h>
@@ -32,6 +36,11 @@
  * @failures: see &struct mpa_net_stats
  * @conns_gen: changes whenever @conns does (never 0), so that a dump
  *	resumed across a change can say so (NLM_F_DUMP_INTR)
+ * @walk_pos: while mpa_net_stats() walks, the id it goes on from (the
+ *	connections from it on are not summed yet); ULONG_MAX otherwise
+ * @walk_ahead: the counters of connections closed during that walk before
+ *	it reached them, for it to add
+ * @walk_mutex: one mpa_net_stats() walk at a time
  */
 struct mpa_net {
 	spinlock_t lock;	/* protects the fields below */
@@ -45,7 +54,13 @@ struct mpa_net {
 	u64 rejected;
 	u64 startup_failed;
 	u64 failures[MPA_REASON_COUNT];
+	unsigned long walk_pos;
+	struct mpa_stats walk_ahead;
+	struct mutex walk_mutex;	/* not under @lock */
 };
+
+/* connections summed with bottom halves off, at most */
+#define MPA_NET_WALK_BATCH	64
 
 static unsigned int mpa_net_id __read_mostly;
 
@@ -136,8 +151,12 @@ int mpa_net_conn_reserve(struct mpa_conn *c, gfp_t gfp)
 	struct mpa_net *mn = mpa_net_of(mpa_conn_net(c));
 	int ret;
 
-	/* a NULL entry reserves the id: walks do not see it */
-	ret = xa_alloc_cyclic_bh(&mn->conns, &c->net_id, NULL, xa_limit_32b,
+	/*
+	 * A NULL entry reserves the id: walks do not see it. Ids stay below
+	 * INT_MAX, so that "the id after" (a walk's or a dump's position)
+	 * never wraps to 0 where unsigned long has 32 bits.
+	 */
+	ret = xa_alloc_cyclic_bh(&mn->conns, &c->net_id, NULL, xa_limit_31b,
 				 &mn->next_id, gfp);
 	return ret < 0 ? -ENOMEM : 0;
 }
@@ -178,6 +197,9 @@ void mpa_net_conn_del(struct mpa_conn *c)
 		mpa_net_conns_changed(mn);
 		mpa_conn_stats(c, &s);
 		mpa_stats_add(&mn->retired, &s);
+		/* a walk under way counted retired before: it needs these */
+		if (c->net_id >= mn->walk_pos)
+			mpa_stats_add(&mn->walk_ahead, &s);
 	}
 	spin_unlock_bh(&mn->lock);
 }
@@ -224,20 +246,69 @@ void mpa_net_event(struct mpa_conn *c, enum mpa_net_event ev)
 	mpa_nl_notify(c, ev == MPA_NET_STARTUP_FAILED ? MPA_NET_ERROR : ev);
 }
 
-/**
- * mpa_net_stats() - a namespace's statistics
- * @net: the namespace
- * @st: filled in
+/*
+ * Sum up to MPA_NET_WALK_BATCH connections from *@pos on into @st, under
+ * the namespace's lock, and move *@pos past them. Return: true once every
+ * connection is summed.
  */
-void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
+static bool mpa_net_stats_batch(struct mpa_net *mn, unsigned long *pos,
+				struct mpa_net_stats *st)
 {
-	struct mpa_net *mn = mpa_net_of(net);
+	unsigned int n = 0;
 	struct mpa_conn *c;
 	struct mpa_stats s;
 	unsigned long id;
 	u8 state;
 
+	lockdep_assert_held(&mn->lock);
+	xa_for_each_start(&mn->conns, id, c, *pos) {
+		if (n++ == MPA_NET_WALK_BATCH)
+			return false;
+		state = mpa_conn_state(c);
+		if (state < ARRAY_SIZE(st->conns))
+			st->conns[state]++;
+		mpa_conn_stats(c, &s);
+		mpa_stats_add(&st->traffic, &s);
+		*pos = id + 1;
+	}
+	return true;
+}
+
+/**
+ * mpa_net_stats_pause() - between two batches of mpa_net_stats(), with no
+ *	lock held: let others run
+ * @net: the namespace walked
+ *
+ * KUnit replaces it to close connections in the middle of a walk.
+ */
+VISIBLE_IF_KUNIT void mpa_net_stats_pause(const struct net *net)
+{
+	KUNIT_STATIC_STUB_REDIRECT(mpa_net_stats_pause, net);
+	cond_resched();
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_net_stats_pause);
+
+/**
+ * mpa_net_stats() - a namespace's statistics
+ * @net: the namespace
+ * @st: filled in
+ *
+ * Process context: it may sleep. The live connections are summed a batch
+ * at a time, with the lock dropped in between. Every FPDU of a connection
+ * that closes during the walk is counted once: in its batch if the walk
+ * reached it before, from &mpa_net.walk_ahead if not. One that comes
+ * during the walk may be left out of this call; the counters never go
+ * back from one call to the next.
+ */
+void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
+{
+	struct mpa_net *mn = mpa_net_of(net);
+	unsigned long pos = 0;
+	bool done;
+
+	might_sleep();
 	memset(st, 0, sizeof(*st));
+	mutex_lock(&mn->walk_mutex);
 	spin_lock_bh(&mn->lock);
 	st->attached = mn->attached;
 	st->established = mn->established;
@@ -245,15 +316,22 @@ void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
 	st->startup_failed = mn->startup_failed;
 	memcpy(st->failures, mn->failures, sizeof(st->failures));
 	st->traffic = mn->retired;
-	xa_for_each(&mn->conns, id, c) {
-		state = mpa_conn_state(c);
-		if (state < ARRAY_SIZE(st->conns))
-			st->conns[state]++;
-		mpa_conn_stats(c, &s);
-		mpa_stats_add(&st->traffic, &s);
+	memset(&mn->walk_ahead, 0, sizeof(mn->walk_ahead));
+	for (;;) {
+		done = mpa_net_stats_batch(mn, &pos, st);
+		if (done)
+			break;
+		mn->walk_pos = pos;
+		spin_unlock_bh(&mn->lock);
+		mpa_net_stats_pause(net);
+		spin_lock_bh(&mn->lock);
 	}
+	mpa_stats_add(&st->traffic, &mn->walk_ahead);
+	mn->walk_pos = ULONG_MAX;
 	spin_unlock_bh(&mn->lock);
+	mutex_unlock(&mn->walk_mutex);
 }
+EXPORT_SYMBOL_IF_KUNIT(mpa_net_stats);
 
 /**
  * mpa_net_walk_conns() - walk a namespace's connections, resumably
@@ -361,6 +439,8 @@ static int __net_init mpa_net_init_net(struct net *net)
 	struct mpa_net *mn = mpa_net_of(net);
 
 	spin_lock_init(&mn->lock);
+	mutex_init(&mn->walk_mutex);
+	mn->walk_pos = ULONG_MAX;
 	/* charged as the connections are (SLAB_ACCOUNT) */
 	xa_init_flags(&mn->conns,
 		      XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH | XA_FLAGS_ACCOUNT);

@@ -76,6 +76,9 @@ void mpa_net_conn_add(struct mpa_conn *c);
 void mpa_net_conn_del(struct mpa_conn *c);
 void mpa_net_event(struct mpa_conn *c, enum mpa_net_event ev);
 void mpa_net_stats(const struct net *net, struct mpa_net_stats *st);
+#if IS_ENABLED(CONFIG_KUNIT)
+void mpa_net_stats_pause(const struct net *net);
+#endif
 int mpa_net_walk_conns(const struct net *net, unsigned long *pos,
 		       unsigned int *gen,
 		       int (*fn)(const struct mpa_conn *c, void *arg),

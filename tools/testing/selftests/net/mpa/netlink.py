@@ -31,6 +31,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -1711,6 +1712,50 @@ def stats_count_exactly_what_happened(t):
     for k in ('conns-full', 'conns-rejected', 'conns-failed'):
         s[k] = 0
     stats_check(fam, ns, want, 'all closed')
+
+
+@test
+def stats_walk_in_batches(t):
+    """More connections than the statistics walk sums in one batch (64,
+    mpa/netns.c): the totals are exact. Then they close while stats-get
+    and /proc/net/mpa_stat are read again and again: a walk drops its lock
+    between batches, and still every read counts each FPDU once, whether
+    its connection closed before the walk reached it or after."""
+    ns = t.netns()
+    fam = t.ynl(ns)
+    conns = [mpa_pair(t, ns_i=ns) for _ in range(70)]
+    for k, c in enumerate(conns):
+        xfer(c, c.i, [k + 1, 3])
+    n, octets = 2 * len(conns), sum(k + 4 for k in range(len(conns)))
+    want = dict(zero_stats(), **{
+        'conns-full': n, 'attached': n, 'established': n,
+        'tx-fpdus': 2 * len(conns), 'tx-octets': octets,
+        'rx-fpdus': 2 * len(conns), 'rx-octets': octets})
+    st = fam.do('stats-get', {})
+    eq({k: st[k] for k in STATS_KEYS}, want, f'{n} connections: stats-get')
+    traffic = ('tx-fpdus', 'tx-octets', 'rx-fpdus', 'rx-octets')
+    proc_names = {k: 'Mpa' + ''.join(w.capitalize() for w in k.split('-'))
+                  for k in traffic}
+
+    def closer():
+        for c in conns:
+            c.close()
+
+    th = threading.Thread(target=closer)
+    th.start()
+    reads = 0
+    while th.is_alive() or reads < 2:
+        cur = fam.do('stats-get', {})
+        proc = proc_stat(ns)
+        for k in traffic:
+            eq((cur[k], proc[proc_names[k]]), (want[k], want[k]),
+               f'read {reads}, {k}: stats-get, /proc')
+        reads += 1
+    th.join()
+    diag(f'{reads} reads while {n} connections closed')
+    want['conns-full'] = 0
+    st = fam.do('stats-get', {})
+    eq({k: st[k] for k in STATS_KEYS}, want, 'all closed: stats-get')
 
 
 @test
