@@ -135,11 +135,26 @@ static void mpa_write_space(struct sock *sk)
  * TCP tells of an error: a soft one while it stays open (tcp_v4_err(),
  * tcp_v6_err()), a reset or a timeout once closed (tcp_done_with_error(),
  * tcp_disconnect()). Which it was is known only now (mpa_tcp_soft_error()).
+ *
+ * Unlike the other callbacks this one is also called without the socket's
+ * lock: sock_queue_err_skb() (a transmit timestamp, from a driver's work)
+ * and the MSG_ZEROCOPY completion (from wherever the last skb is freed)
+ * may have read the pointer before close restored TCP's, and call it as
+ * the socket is destroyed. The connection is freed after an RCU grace
+ * period (mpa_conn_free()) once its pointer is cleared: no connection, no
+ * one left to tell.
  */
 static void mpa_error_report(struct sock *sk)
 {
-	struct mpa_conn *c = mpa_conn(sk);
+	void (*report)(struct sock *sk);
+	struct mpa_conn *c;
 
+	rcu_read_lock();
+	c = rcu_dereference(inet_csk(sk)->icsk_ulp_data);
+	if (!c) {
+		rcu_read_unlock();
+		return;
+	}
 	if (sk->sk_state == TCP_CLOSE) {
 		WRITE_ONCE(c->soft_err, 0);
 		/*
@@ -151,7 +166,9 @@ static void mpa_error_report(struct sock *sk)
 	} else {
 		WRITE_ONCE(c->soft_err, READ_ONCE(sk->sk_err));
 	}
-	c->saved_error_report(sk);
+	report = c->saved_error_report;
+	rcu_read_unlock();
+	report(sk);
 }
 
 static void mpa_state_change(struct sock *sk)
@@ -420,7 +437,7 @@ void mpa_conn_hold_end(struct mpa_conn *c)
  */
 void mpa_conn_closed(struct mpa_conn *c)
 {
-	if (!c->net_linked)
+	if (!READ_ONCE(c->net_linked))
 		return;
 	mpa_net_event(c, MPA_NET_CLOSED);
 	mpa_net_conn_del(c);
