@@ -173,7 +173,7 @@ void mpa_net_conn_add(struct mpa_conn *c)
 	/* into the reserved slot: nothing to allocate, cannot fail */
 	WARN_ON_ONCE(xa_is_err(xa_store_bh(&mn->conns, c->net_id, c,
 					   GFP_ATOMIC)));
-	c->net_linked = true;
+	WRITE_ONCE(c->net_linked, true);
 	mpa_net_conns_changed(mn);
 	mn->attached++;
 	spin_unlock_bh(&mn->lock);
@@ -187,13 +187,20 @@ void mpa_net_conn_add(struct mpa_conn *c)
  */
 void mpa_net_conn_del(struct mpa_conn *c)
 {
-	struct mpa_net *mn = mpa_net_of(mpa_conn_net(c));
+	struct mpa_net *mn;
 	struct mpa_stats s;
 
+	/*
+	 * Already off the list, or forgotten by mpa_net_exit_net(): then
+	 * the namespace may be gone (a kernel socket does not hold it).
+	 */
+	if (!READ_ONCE(c->net_linked))
+		return;
+	mn = mpa_net_of(mpa_conn_net(c));
 	spin_lock_bh(&mn->lock);
 	if (c->net_linked) {
 		xa_erase_bh(&mn->conns, c->net_id);
-		c->net_linked = false;
+		WRITE_ONCE(c->net_linked, false);
 		mpa_net_conns_changed(mn);
 		mpa_conn_stats(c, &s);
 		mpa_stats_add(&mn->retired, &s);
@@ -468,7 +475,7 @@ static void __net_exit mpa_net_exit_net(struct net *net)
 	 */
 	spin_lock_bh(&mn->lock);
 	xa_for_each(&mn->conns, id, c)
-		c->net_linked = false;
+		WRITE_ONCE(c->net_linked, false);
 	xa_destroy(&mn->conns);
 	mpa_net_conns_changed(mn);
 	spin_unlock_bh(&mn->lock);
