@@ -188,7 +188,10 @@ struct mpa_error_info {
 	__s32	errnum;
 };
 
-/* Per-connection counters (MPA_STATS) */
+/*
+ * Per-connection counters (MPA_STATS). Only __u64 fields: the layout is
+ * then the same for 32-bit callers (i386 aligns __u64 to 4 octets).
+ */
 struct mpa_stats {
 	__u64	tx_fpdus;		/* FPDUs sent */
 	__u64	tx_octets;		/* ULPDU octets sent */
