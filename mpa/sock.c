@@ -701,6 +701,11 @@ static int mpa_ioctl(struct sock *sk, int cmd, int *karg)
 	switch (cmd) {
 	case SIOCINQ:
 		lock_sock(sk);
+		/* an Initiator's MPA_REJECT may have left MPA meanwhile */
+		if (!mpa_conn_full(c)) {
+			release_sock(sk);
+			return c->sk_proto->ioctl(sk, cmd, karg);
+		}
 		*karg = mpa_rx_inq(c);
 		release_sock(sk);
 		return 0;
