@@ -696,6 +696,15 @@ static int mpa_ioctl(struct sock *sk, int cmd, int *karg)
 {
 	struct mpa_conn *c = mpa_conn(sk);
 
+	/*
+	 * In the startup and after a failed one, what TCP holds is frames,
+	 * or FPDUs to come, none of it for recv, which returns nothing
+	 */
+	if (cmd == SIOCINQ && (mpa_conn_in_startup(c) ||
+			       mpa_conn_state(c) == MPA_STATE_FAILED)) {
+		*karg = 0;
+		return 0;
+	}
 	if (!mpa_conn_full(c))
 		return c->sk_proto->ioctl(sk, cmd, karg);
 	switch (cmd) {

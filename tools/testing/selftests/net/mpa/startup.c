@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
+#include <linux/sockios.h>
 
 #include "kselftest_harness.h"
 #include "mpa_test.h"
@@ -704,7 +705,8 @@ static void io_refused(struct __test_metadata *_metadata, int fd)
 TEST_F(raw, io_during_startup)
 {
 	struct timeval tv = { .tv_sec = 2 };
-	uint8_t req[T_HDR];
+	uint8_t req[T_HDR + 7];
+	int n;
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	ASSERT_EQ(0, setsockopt(RESP, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
@@ -712,12 +714,20 @@ TEST_F(raw, io_during_startup)
 	t_start_nonblock(_metadata, RESP);
 	io_refused(_metadata, RESP);
 
-	/* Blocking again, in REQUEST_RECEIVED: still refused, not waiting. */
+	/*
+	 * Blocking again, in REQUEST_RECEIVED: still refused, not waiting.
+	 * Octets behind the Request (in the same segment) are not the
+	 * reader's: SIOCINQ says 0, as recv gives none.
+	 */
 	ASSERT_EQ(0, fcntl(RESP, F_SETFL, fcntl(RESP, F_GETFL) & ~O_NONBLOCK));
 	t_frame(req, false, T_C, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	memcpy(req + T_HDR, "behind!", 7);
+	ASSERT_EQ(T_HDR + 7, t_send(RAW_I, req, T_HDR + 7));
 	ASSERT_EQ(POLLIN, t_poll(RESP, POLLIN, T_WAIT));
 	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
+	n = -1;
+	EXPECT_EQ(0, ioctl(RESP, SIOCINQ, &n));
+	EXPECT_EQ(0, n);
 	io_refused(_metadata, RESP);
 	/* Nothing leaked to the peer. */
 	EXPECT_TRUE(t_nothing_pending(RAW_I));
