@@ -161,7 +161,7 @@ static void mpa_error_report(struct sock *sk)
 		 * The first one stays: later reports (the error queue's)
 		 * come with the error read already, or another
 		 */
-		if (!c->hard_err)
+		if (!READ_ONCE(c->hard_err))
 			WRITE_ONCE(c->hard_err, READ_ONCE(sk->sk_err));
 	} else {
 		WRITE_ONCE(c->soft_err, READ_ONCE(sk->sk_err));

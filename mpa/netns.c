@@ -317,11 +317,6 @@ void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
 	memset(st, 0, sizeof(*st));
 	mutex_lock(&mn->walk_mutex);
 	spin_lock_bh(&mn->lock);
-	st->attached = mn->attached;
-	st->established = mn->established;
-	st->rejected = mn->rejected;
-	st->startup_failed = mn->startup_failed;
-	memcpy(st->failures, mn->failures, sizeof(st->failures));
 	st->traffic = mn->retired;
 	memset(&mn->walk_ahead, 0, sizeof(mn->walk_ahead));
 	for (;;) {
@@ -335,6 +330,12 @@ void mpa_net_stats(const struct net *net, struct mpa_net_stats *st)
 	}
 	mpa_stats_add(&st->traffic, &mn->walk_ahead);
 	mn->walk_pos = ULONG_MAX;
+	/* at the end, so that they count every connection the walk saw */
+	st->attached = mn->attached;
+	st->established = mn->established;
+	st->rejected = mn->rejected;
+	st->startup_failed = mn->startup_failed;
+	memcpy(st->failures, mn->failures, sizeof(st->failures));
 	spin_unlock_bh(&mn->lock);
 	mutex_unlock(&mn->walk_mutex);
 }
@@ -479,6 +480,7 @@ static void __net_exit mpa_net_exit_net(struct net *net)
 	xa_destroy(&mn->conns);
 	mpa_net_conns_changed(mn);
 	spin_unlock_bh(&mn->lock);
+	mutex_destroy(&mn->walk_mutex);
 }
 
 static struct pernet_operations mpa_net_ops = {

@@ -65,10 +65,13 @@ static void ns_pause_close_target(const struct net *net)
 }
 
 /*
- * @target_first: the target's ids come before the fillers' (the walk has
- * summed it when it closes) or after (it has not).
+ * @before: filler pairs attached before the target, the rest after: ids
+ * are given in the order of attach, and walked in their order. With none
+ * before, the walk has summed the target when it closes; with 32 (64
+ * connections, one batch), the target is the first the walk has not
+ * summed; with all, one far ahead.
  */
-static void ns_walk_close(struct kunit *test, bool target_first)
+static void ns_walk_close(struct kunit *test, unsigned int before_target)
 {
 	struct ns_walk *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
 	struct mpa_net_stats *base, *before, *during, *after;
@@ -82,20 +85,22 @@ static void ns_walk_close(struct kunit *test, bool target_first)
 	after = base + 3;
 	test->priv = w;
 
-	/* ids are given in the order of attach, and walked in their order */
-	if (target_first) {
-		w->target = mpa_test_pair_new(test, AF_INET);
-		ns_attach_pair(test, w->target);
-	}
 	for (i = 0; i < NS_FILLER_PAIRS; i++) {
+		if (i == before_target) {
+			w->target = mpa_test_pair_new(test, AF_INET);
+			ns_attach_pair(test, w->target);
+		}
 		w->fillers[i] = mpa_test_pair_new(test, AF_INET);
 		ns_attach_pair(test, w->fillers[i]);
 	}
-	if (!target_first) {
+	if (!w->target) {
 		w->target = mpa_test_pair_new(test, AF_INET);
 		ns_attach_pair(test, w->target);
 	}
 	mpa_net_stats(&init_net, base);
+	/* the positions above hold if these are all the namespace has */
+	KUNIT_ASSERT_EQ(test, base->conns[MPA_STATE_STREAMING],
+			2U * NS_FILLER_PAIRS + 2);
 	ns_target_counts(w->target->client, 1000000);
 	ns_target_counts(w->target->server, 3000000);
 
@@ -121,7 +126,8 @@ static void ns_walk_close(struct kunit *test, bool target_first)
 			4000006ULL);
 	/* the walk counts a connection's state if it passed it live */
 	KUNIT_EXPECT_EQ(test, during->conns[MPA_STATE_STREAMING],
-			before->conns[MPA_STATE_STREAMING] - (target_first ? 0 : 2));
+			before->conns[MPA_STATE_STREAMING] -
+			(before_target ? 2 : 0));
 	KUNIT_EXPECT_EQ(test, after->conns[MPA_STATE_STREAMING],
 			before->conns[MPA_STATE_STREAMING] - 2);
 }
@@ -129,17 +135,24 @@ static void ns_walk_close(struct kunit *test, bool target_first)
 /* The walk summed the target, then it closed: not counted twice. */
 static void mpa_netns_walk_closed_behind(struct kunit *test)
 {
-	ns_walk_close(test, true);
+	ns_walk_close(test, 0);
 }
 
-/* The target closed before the walk reached it: counted all the same. */
+/* The target was next when it closed: counted all the same. */
+static void mpa_netns_walk_closed_next(struct kunit *test)
+{
+	ns_walk_close(test, 32);
+}
+
+/* The target closed well before the walk reached it: the same. */
 static void mpa_netns_walk_closed_ahead(struct kunit *test)
 {
-	ns_walk_close(test, false);
+	ns_walk_close(test, NS_FILLER_PAIRS);
 }
 
 static struct kunit_case mpa_netns_cases[] = {
 	KUNIT_CASE(mpa_netns_walk_closed_behind),
+	KUNIT_CASE(mpa_netns_walk_closed_next),
 	KUNIT_CASE(mpa_netns_walk_closed_ahead),
 	{}
 };
