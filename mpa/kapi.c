@@ -386,7 +386,8 @@ static int mpa_kanswer(struct mpa_conn *c, bool reject, const void *pd,
  * Context: process context, from a callback or not.
  * Return: 0, -EINVAL when no Request waits for an answer, -EMSGSIZE,
  * -ETIMEDOUT when the answer came too late, -ECONNRESET after a reset
- * (&mpa_kops.error told either).
+ * (&mpa_kops.error told either), -EPIPE after the consumer's own
+ * kernel_sock_shutdown() of sending (the Request still waits).
  */
 int mpa_kaccept(struct mpa_conn *c, const void *pd, u32 pd_len)
 {
@@ -412,7 +413,8 @@ EXPORT_SYMBOL_GPL(mpa_kaccept);
  * Return: 0, -EINVAL when nothing waits for an answer (or Private Data
  * from an Initiator), -EISCONN once FPDUs went, -ENOTCONN when an
  * Initiator was told (&mpa_kops.error) that TCP was reset (or timed
- * out) since the Reply, -EMSGSIZE.
+ * out) since the Reply, -EMSGSIZE; a Responder gets -ECONNRESET and
+ * -EPIPE as from mpa_kaccept().
  */
 int mpa_kreject(struct mpa_conn *c, const void *pd, u32 pd_len)
 {

@@ -166,11 +166,23 @@ void mpa_startup_push(struct mpa_conn *c)
 	mpa_startup_end(c);
 }
 
-/* Queue a startup frame of @len octets (already in c->st->tx_frame), send. */
+/*
+ * Queue a startup frame of @len octets (already in c->st->tx_frame). A
+ * Responder queues its Reply before it moves to the state the Reply
+ * announces: a REJECTED socket is plain TCP once its Reply is out
+ * (mpa_startup_finished(), read without the lock), and a sender woken by
+ * the state must not find "all of nothing" out.
+ */
+static void mpa_startup_queue(struct mpa_conn *c, int len)
+{
+	WRITE_ONCE(c->tx_len, len);
+	WRITE_ONCE(c->tx_sent, 0);
+}
+
+/* Queue a startup frame of @len octets and send it. */
 static void mpa_startup_send(struct mpa_conn *c, int len)
 {
-	c->tx_len = len;
-	WRITE_ONCE(c->tx_sent, 0);
+	mpa_startup_queue(c, len);
 	mpa_startup_push(c);
 }
 
@@ -229,8 +241,9 @@ static void mpa_request_in(struct mpa_conn *c)
 		c->err.errnum = ECONNREFUSED;
 		/* a kernel consumer hears of it through its error callback */
 		c->refused_after_tx = !c->kops;
+		mpa_startup_queue(c, len);
 		mpa_conn_set_state(c, MPA_STATE_REJECTED);
-		mpa_startup_send(c, len);
+		mpa_startup_push(c);
 		break;
 	case MPA_NEG_REPLY_CLOSE:
 		/* Appendix C.2.1: answer with what we speak, then close */
@@ -364,6 +377,18 @@ static void mpa_startup_rx(struct mpa_conn *c)
 			      ECONNRESET, true);
 }
 
+/*
+ * Waiting for the answer (REQUEST_RECEIVED): a reset (or TCP's timeout)
+ * ends the startup now (code 1), not at the answer, whose Reply could not
+ * go, nor at the startup timeout (code 4).
+ */
+static void mpa_startup_check_reset(struct mpa_conn *c)
+{
+	if (READ_ONCE(c->sk->sk_state) == TCP_CLOSE)
+		mpa_conn_fail(c, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			      ECONNRESET, true);
+}
+
 /**
  * mpa_startup_process() - make what progress the socket allows
  * @c: the connection, socket locked, process context
@@ -379,14 +404,7 @@ void mpa_startup_process(struct mpa_conn *c)
 		mpa_startup_rx(c);
 		break;
 	case MPA_STATE_REQUEST_RECEIVED:
-		/*
-		 * Waiting for the answer: a reset (or TCP's timeout) ends the
-		 * startup now (code 1), not at the answer, whose Reply could
-		 * not go, nor at the startup timeout (code 4).
-		 */
-		if (READ_ONCE(c->sk->sk_state) == TCP_CLOSE)
-			mpa_conn_fail(c, MPA_ERR_TCP_CLOSED,
-				      MPA_REASON_PEER_CLOSED, ECONNRESET, true);
+		mpa_startup_check_reset(c);
 		break;
 	}
 	if (c->tx_sent != c->tx_len)
@@ -511,7 +529,8 @@ static int mpa_startup_refuse(struct mpa_conn *c)
  *
  * Return: 0; -EINVAL in another state or for an Initiator's accept or
  * Private Data; -EISCONN once FPDUs went; -EMSGSIZE for too much Private
- * Data; a Responder whose startup failed meanwhile (the timeout) gets
+ * Data; -EPIPE after our own shutdown(SHUT_WR) (nothing changes); a
+ * Responder whose startup failed meanwhile (the timeout, a reset) gets
  * the failure's errno.
  */
 int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
@@ -522,10 +541,16 @@ int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
 
 	if (c->role == MPA_ROLE_INITIATOR)
 		return reject && !pd_len ? mpa_startup_refuse(c) : -EINVAL;
+	/* a reset the work has not seen yet ends the startup first */
+	if (mpa_conn_state(c) == MPA_STATE_REQUEST_RECEIVED)
+		mpa_startup_check_reset(c);
 	if (mpa_conn_state(c) == MPA_STATE_FAILED && c->have_peer)
 		return -c->err.errnum;
 	if (mpa_conn_state(c) != MPA_STATE_REQUEST_RECEIVED)
 		return -EINVAL;
+	/* our own shutdown(SHUT_WR): no Reply can go; the Request waits */
+	if (c->sk->sk_shutdown & SEND_SHUTDOWN)
+		return -EPIPE;
 	st = c->st;
 	if (pd_len > (st->neg.reply.enhanced ? MPA_V2_PRIVATE_DATA :
 					       MPA_MAX_PRIVATE_DATA))
@@ -534,12 +559,16 @@ int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
 			      sizeof(st->tx_frame));
 	if (len < 0)
 		return len;
-	if (reject)
+	if (reject) {
+		mpa_startup_queue(c, len);
 		mpa_conn_set_state(c, MPA_STATE_REJECTED);
-	else
+		mpa_startup_push(c);
+	} else {
 		mpa_enter_full(c, &st->neg.params);
-	mpa_startup_send(c, len);
-	return 0;
+		mpa_startup_send(c, len);
+	}
+	/* TCP could not take the Reply (it closed meanwhile): failed */
+	return mpa_conn_state(c) == MPA_STATE_FAILED ? -c->err.errnum : 0;
 }
 
 /**

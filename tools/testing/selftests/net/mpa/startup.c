@@ -733,6 +733,31 @@ TEST_F(raw, io_during_startup)
 	EXPECT_TRUE(t_nothing_pending(RAW_I));
 }
 
+/*
+ * A Responder that shut its sending side down while the Request waits
+ * cannot send a Reply: MPA_ACCEPT and MPA_REJECT fail with EPIPE and
+ * change nothing; the peer gets the FIN, no Reply.
+ */
+TEST_F(raw, answer_after_shutdown)
+{
+	uint8_t req[T_HDR];
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	t_start_nonblock(_metadata, RESP);
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	ASSERT_EQ(POLLIN, t_poll(RESP, POLLIN, T_WAIT));
+	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
+	ASSERT_EQ(0, shutdown(RESP, SHUT_WR));
+	EXPECT_EQ(-1, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	EXPECT_EQ(EPIPE, errno);
+	EXPECT_EQ(-1, mpa_answer(RESP, MPA_REJECT, NULL, 0));
+	EXPECT_EQ(EPIPE, errno);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
+	EXPECT_EQ(0, t_so_error(RESP));
+	EXPECT_EQ(0, t_wait_eof(RAW_I, T_WAIT));
+}
+
 static void check_timeout(struct __test_metadata *_metadata, int m, int r,
 			  int skip)
 {
