@@ -468,7 +468,12 @@ static void mpa_rx_consume(struct mpa_conn *c)
 	mpa_rxm_next(m);
 	mpa_rx_cbuf_free(c);
 	c->rx_done = 0;
-	WRITE_ONCE(c->rx_ready, false);
+	/*
+	 * rx_ready stays until mpa_rx_probe() writes the next FPDU's verdict:
+	 * a false in between would let a poller of another thread sleep
+	 * through a next FPDU judged ready here, which wakes no one (a true
+	 * in between is a spurious EPOLLIN, which recv answers with EAGAIN).
+	 */
 	mpa_rx_probe_next(c);
 }
 
