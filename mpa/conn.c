@@ -618,6 +618,13 @@ void mpa_conn_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum,
 			WRITE_ONCE(sk->sk_err, errnum);
 		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SHUTDOWN_MASK);
 		c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
+		/*
+		 * What TCP did not take of our frame can never follow the FIN:
+		 * it is dropped, not held, so that close() closes as TCP does
+		 * (the stream sent before MPA_START goes out), not with a reset
+		 * for a frame nobody will read.
+		 */
+		WRITE_ONCE(c->tx_sent, c->tx_len);
 		sk_error_report(sk);
 	}
 	mpa_conn_set_state(c, MPA_STATE_FAILED);

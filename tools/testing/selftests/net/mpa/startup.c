@@ -1551,6 +1551,62 @@ TEST_F(raw, initiator_timeout_nonblocking)
 	timeout(_metadata, INIT, RAW_R, MPA_ROLE_INITIATOR, true, T_HDR);
 }
 
+/*
+ * The Initiator's plain stream fills TCP's send buffer before MPA_START,
+ * so its Request waits behind it, and the peer reads nothing until the
+ * startup timed out (TCP closed with a FIN, A5). close() then lets TCP
+ * deliver the stream and the FIN, not a reset that drops it: what send()
+ * accepted is not lost. The Request's rest that never left TCP is dropped.
+ */
+TEST_F(raw, initiator_timeout_behind_stream)
+{
+	static uint8_t out[1 << 16], in[1 << 16];
+	size_t sent = 0, got = 0;
+	int sndbuf = 8192, unsent;
+	ssize_t r;
+
+	ASSERT_EQ(0, setsockopt(INIT, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf)));
+	ASSERT_EQ(0, t_nonblock(INIT));
+	t_fill(out, sizeof(out), 4711);
+	/* until the peer's window is shut with octets of ours not sent */
+	for (;;) {
+		while ((r = send(INIT, out + sent % sizeof(out),
+				 sizeof(out) - sent % sizeof(out),
+				 MSG_NOSIGNAL)) > 0)
+			sent += r;
+		ASSERT_EQ(EAGAIN, errno);
+		ASSERT_EQ(0, ioctl(INIT, SIOCOUTQNSD, &unsent));
+		if (unsent > 0 && !(t_poll(INIT, POLLOUT, 0) & POLLOUT))
+			break;
+		t_poll(INIT, POLLOUT, T_WAIT);
+	}
+	TH_LOG("%zu octets of the plain stream queued, %d not sent", sent,
+	       unsent);
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_SHORT));
+	ASSERT_EQ(-1, mpa_start(INIT));
+	ASSERT_EQ(EINPROGRESS, errno);
+	EXPECT_POLLERR(INIT, T_WAIT);
+	EXPECT_EQ(ETIMEDOUT, t_so_error(INIT));
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FAILED);
+	close(INIT);
+	INIT = -1;
+
+	ASSERT_EQ(0, t_set_timeo(RAW_R, SO_RCVTIMEO, T_WAIT));
+	while ((r = recv(RAW_R, in, sizeof(in), 0)) > 0) {
+		/* the stream is the pattern sent again and again */
+		for (ssize_t k = 0; k < r && got + k < sent; k++)
+			if (in[k] != out[(got + k) % sizeof(out)]) {
+				ASSERT_EQ(out[(got + k) % sizeof(out)], in[k])
+					TH_LOG("octet %zu", got + k);
+			}
+		got += r;
+	}
+	EXPECT_EQ(0, r) TH_LOG("recv after %zu of %zu octets: %s", got, sent,
+			       strerror(errno));
+	EXPECT_LE(sent, got);
+}
+
 TEST_F(raw, initiator_io_during_startup)
 {
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
