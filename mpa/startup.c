@@ -361,13 +361,14 @@ static void mpa_startup_rx(struct mpa_conn *c)
 	}
 
 	/*
-	 * Incomplete: it never will be if the peer closed or reset (a soft
-	 * error ends nothing). Nothing of a frame is TCP closing (code 1);
-	 * part of one is a frame cut short, invalid like any other (code 4,
-	 * requirements A6).
+	 * Incomplete: it never will be if the peer closed (its FIN sets
+	 * SOCK_DONE; our own shutdown(SHUT_RD) only RCV_SHUTDOWN, and TCP
+	 * still receives) or reset (a soft error ends nothing). Nothing of a
+	 * frame is TCP closing (code 1); part of one is a frame cut short,
+	 * invalid like any other (code 4, requirements A6).
 	 */
 	if (!((sk->sk_err && !mpa_tcp_soft_error(c)) ||
-	      (sk->sk_shutdown & RCV_SHUTDOWN) || sock_flag(sk, SOCK_DONE)))
+	      sock_flag(sk, SOCK_DONE)))
 		return;
 	if (avail)
 		mpa_conn_fail(c, mpa_startup_reason_code(MPA_SR_TRUNCATED),

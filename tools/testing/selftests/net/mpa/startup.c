@@ -758,6 +758,28 @@ TEST_F(raw, answer_after_shutdown)
 	EXPECT_EQ(0, t_wait_eof(RAW_I, T_WAIT));
 }
 
+/*
+ * The Responder's own shutdown(SHUT_RD) is not the peer closing: TCP
+ * still receives, and a Request that comes in parts afterwards is read
+ * whole (not a frame cut short, code 4, nor TCP closed, code 1).
+ */
+TEST_F(raw, responder_shut_rd)
+{
+	uint8_t req[T_HDR];
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	t_start_nonblock(_metadata, RESP);
+	ASSERT_EQ(0, shutdown(RESP, SHUT_RD));
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(10, t_send(RAW_I, req, 10));
+	ASSERT_EQ(0, t_wait_acked(RAW_I, T_WAIT));
+	EXPECT_MPA_STATE(RESP, MPA_STATE_AWAIT_REQUEST);
+	ASSERT_EQ(T_HDR - 10, t_send(RAW_I, req + 10, T_HDR - 10));
+	ASSERT_EQ(POLLIN, t_poll(RESP, POLLIN, T_WAIT) & POLLIN);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
+	EXPECT_EQ(0, t_so_error(RESP));
+}
+
 static void check_timeout(struct __test_metadata *_metadata, int m, int r,
 			  int skip)
 {
