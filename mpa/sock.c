@@ -870,9 +870,15 @@ static void mpa_close(struct sock *sk, long timeout)
 	lock_sock(sk);
 	/* no more callbacks for an in-kernel consumer, detached or not */
 	WRITE_ONCE(c->kops, NULL);
+	/*
+	 * Never a FIN after a gap; nor one with a valid FPDU unread that
+	 * copy mode took out of TCP's queue (TCP resets for the octets it
+	 * holds itself, RFC 2525).
+	 */
 	if (!(sock_flag(sk, SOCK_LINGER) && !READ_ONCE(sk->sk_lingertime)) &&
-	    ((mpa_holds(c) && !mpa_conn_flush(c)) || mpa_holds_back(c)))
-		mpa_conn_abort(c);	/* never a FIN after a gap */
+	    ((mpa_holds(c) && !mpa_conn_flush(c)) || mpa_holds_back(c) ||
+	     (c->rx_cfill && !c->rx_err)))
+		mpa_conn_abort(c);
 	mpa_conn_detach(c);
 	mpa_tx_release(c);
 	mpa_rx_release(c);

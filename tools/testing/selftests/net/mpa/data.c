@@ -1077,6 +1077,37 @@ TEST_F(data, small_rcvbuf)
 }
 
 /*
+ * close() with a whole ULPDU unread that copy mode took out of TCP's
+ * queue: the peer is reset, as TCP resets when it closes with data unread
+ * (RFC 2525), not told of a clean end by a FIN.
+ */
+TEST_F(data, close_unread_copy_mode)
+{
+	static uint8_t buf[64768];
+	struct t_pair_opts o = {
+		.mss = variant->mss, .rcvbuf = 4096, .client_rcvbuf = 4096,
+	};
+	char c;
+
+	close(self->i);
+	close(self->r);
+	pair_setup(_metadata, &self->saved, variant->family, &o,
+		   variant->tx_m, variant->rx_m, variant->crc, &self->i,
+		   &self->r);
+	d_prime(_metadata, self, variant);
+	t_fill(buf, sizeof(buf), 1702);
+	ASSERT_EQ((ssize_t)sizeof(buf), send(self->i, buf, sizeof(buf),
+					     MSG_NOSIGNAL));
+	/* whole, judged, in MPA's buffer (it does not fit TCP's) */
+	ASSERT_TRUE(t_poll(self->r, POLLIN, T_WAIT) & POLLIN);
+	close(self->r);
+	self->r = -1;
+	ASSERT_EQ(0, t_set_timeo(self->i, SO_RCVTIMEO, T_WAIT));
+	EXPECT_EQ(-1, recv(self->i, &c, 1, 0));
+	EXPECT_EQ(ECONNRESET, errno);
+}
+
+/*
  * sock: the socket calls around the data path, which do not depend on
  * Markers or CRC (two variants, each family once).
  */
