@@ -49,8 +49,15 @@ static int mpa_tx_charge(struct mpa_conn *c, struct mpa_tx_rec *r, u32 n)
 {
 	struct sock *sk = c->sk;
 
-	if (!sk_wmem_schedule(sk, n))
+	if (!sk_wmem_schedule(sk, n)) {
+		/*
+		 * As TCP does when it has no memory for an skb: a smaller
+		 * send buffer, so that poll stops saying EPOLLOUT to a
+		 * sender that would get EAGAIN
+		 */
+		sk_stream_moderate_sndbuf(sk);
 		return -ENOBUFS;
+	}
 	sk_mem_charge(sk, n);
 	sk_wmem_queued_add(sk, n);
 	c->tx_charged += n;
