@@ -186,6 +186,19 @@ static void mpa_startup_send(struct mpa_conn *c, int len)
 	mpa_startup_push(c);
 }
 
+/*
+ * A Responder's Reply with R=1 (@len octets in c->st->tx_frame): queued,
+ * then REJECTED, then sent. The startup is over: its timer stops (a
+ * retry of the Reply's rest arms it again, mpa_tx_retry_later()).
+ */
+static void mpa_startup_reject(struct mpa_conn *c, int len)
+{
+	mpa_startup_queue(c, len);
+	mpa_conn_set_state(c, MPA_STATE_REJECTED);
+	timer_delete(&c->timer);
+	mpa_startup_push(c);
+}
+
 /* Initiator: the Reply arrived. */
 static void mpa_reply_in(struct mpa_conn *c)
 {
@@ -241,9 +254,7 @@ static void mpa_request_in(struct mpa_conn *c)
 		c->err.errnum = ECONNREFUSED;
 		/* a kernel consumer hears of it through its error callback */
 		c->refused_after_tx = !c->kops;
-		mpa_startup_queue(c, len);
-		mpa_conn_set_state(c, MPA_STATE_REJECTED);
-		mpa_startup_push(c);
+		mpa_startup_reject(c, len);
 		break;
 	case MPA_NEG_REPLY_CLOSE:
 		/* Appendix C.2.1: answer with what we speak, then close */
@@ -363,12 +374,15 @@ static void mpa_startup_rx(struct mpa_conn *c)
 	/*
 	 * Incomplete: it never will be if the peer closed (its FIN sets
 	 * SOCK_DONE; our own shutdown(SHUT_RD) only RCV_SHUTDOWN, and TCP
-	 * still receives) or reset (a soft error ends nothing). Nothing of a
-	 * frame is TCP closing (code 1); part of one is a frame cut short,
-	 * invalid like any other (code 4, requirements A6).
+	 * still receives) or reset, or TCP timed out (TCP_CLOSE: its error
+	 * may have been read and cleared already, SO_ERROR); a soft error
+	 * ends nothing. Nothing of a frame is TCP closing (code 1); part of
+	 * one is a frame cut short, invalid like any other (code 4,
+	 * requirements A6).
 	 */
 	if (!((sk->sk_err && !mpa_tcp_soft_error(c)) ||
-	      sock_flag(sk, SOCK_DONE)))
+	      sock_flag(sk, SOCK_DONE) ||
+	      READ_ONCE(sk->sk_state) == TCP_CLOSE))
 		return;
 	if (avail)
 		mpa_conn_fail(c, mpa_startup_reason_code(MPA_SR_TRUNCATED),
@@ -561,9 +575,7 @@ int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
 	if (len < 0)
 		return len;
 	if (reject) {
-		mpa_startup_queue(c, len);
-		mpa_conn_set_state(c, MPA_STATE_REJECTED);
-		mpa_startup_push(c);
+		mpa_startup_reject(c, len);
 	} else {
 		mpa_enter_full(c, &st->neg.params);
 		mpa_startup_send(c, len);

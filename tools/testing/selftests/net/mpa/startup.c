@@ -898,6 +898,28 @@ TEST_F(raw, responder_peer_rst)
 	check_peer_closed(_metadata, RESP);
 }
 
+/*
+ * The same, with the reset's SO_ERROR read as soon as poll says EPOLLERR,
+ * which may be before the connection's work saw the reset: the startup
+ * must still end (no MPA_TIMEOUT here to end it otherwise). Twenty times,
+ * for either order.
+ */
+TEST_F(raw, responder_peer_rst_error_read)
+{
+	int k, i, r;
+
+	for (k = 0; k < 20; k++) {
+		ASSERT_EQ(0, mpa_tcp_pair(variant->family, &i, &r));
+		ASSERT_EQ(0, mpa_config(r, MPA_ROLE_RESPONDER, 0));
+		t_start_nonblock(_metadata, r);
+		mpa_close_abort(i);
+		EXPECT_POLLERR(r, T_WAIT);
+		EXPECT_EQ(ECONNRESET, t_so_error(r));
+		check_peer_closed(_metadata, r);
+		close(r);
+	}
+}
+
 /* Rev 2 (RFC 6581): IRD/ORD cross-mapped, peer-to-peer echoed, one RTR. */
 TEST_F(raw, responder_rev2)
 {
