@@ -571,7 +571,8 @@ void mpa_conn_wake(struct mpa_conn *c)
  */
 void mpa_conn_set_state(struct mpa_conn *c, u8 state)
 {
-	WRITE_ONCE(c->state, state);
+	/* after what the state announces (a REJECTED Responder's Reply) */
+	smp_store_release(&c->state, state);
 	/*
 	 * The startup timeout runs until the startup is over; a retry of our
 	 * frame, until it is out.

@@ -413,8 +413,8 @@ EXPORT_SYMBOL_GPL(mpa_kaccept);
  * Return: 0, -EINVAL when nothing waits for an answer (or Private Data
  * from an Initiator), -EISCONN once FPDUs went, -ENOTCONN when an
  * Initiator was told (&mpa_kops.error) that TCP was reset (or timed
- * out) since the Reply, -EMSGSIZE; a Responder gets -ECONNRESET and
- * -EPIPE as from mpa_kaccept().
+ * out) since the Reply, -EMSGSIZE; a Responder gets -ETIMEDOUT,
+ * -ECONNRESET and -EPIPE as from mpa_kaccept().
  */
 int mpa_kreject(struct mpa_conn *c, const void *pd, u32 pd_len)
 {

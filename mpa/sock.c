@@ -634,7 +634,8 @@ again:
 		if (ret != -ENOTCONN || mpa_conn_full(c))
 			return ret;
 	}
-	if (mpa_conn_state(c) == MPA_STATE_REJECTED) {
+	/* the Reply queued before the state: pairs with mpa_conn_set_state() */
+	if (smp_load_acquire(&c->state) == MPA_STATE_REJECTED) {
 		ret = mpa_reply_wait(c, msg->msg_flags);
 		if (ret)
 			return ret;
@@ -871,9 +872,9 @@ static void mpa_close(struct sock *sk, long timeout)
 	/* no more callbacks for an in-kernel consumer, detached or not */
 	WRITE_ONCE(c->kops, NULL);
 	/*
-	 * Never a FIN after a gap; nor one with a valid FPDU unread that
-	 * copy mode took out of TCP's queue (TCP resets for the octets it
-	 * holds itself, RFC 2525).
+	 * Never a FIN after a gap; nor one with octets of an FPDU unread
+	 * that copy mode took out of TCP's queue (TCP resets for the octets
+	 * it holds itself, RFC 2525).
 	 */
 	if (!(sock_flag(sk, SOCK_LINGER) && !READ_ONCE(sk->sk_lingertime)) &&
 	    ((mpa_holds(c) && !mpa_conn_flush(c)) || mpa_holds_back(c) ||
