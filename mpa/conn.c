@@ -611,11 +611,16 @@ void mpa_conn_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum,
 	c->err.errnum = errnum;
 	/*
 	 * State and error first: a poller woken by our FIN must already see
-	 * EPOLLERR and the failure, not a bare EPOLLHUP.
+	 * EPOLLERR and the failure, not a bare EPOLLHUP. Release: a reader
+	 * without the lock that sees FAILED sees c->err (mpa_stream_errno()).
 	 */
-	WRITE_ONCE(c->state, MPA_STATE_FAILED);
+	smp_store_release(&c->state, MPA_STATE_FAILED);
 	if (close) {
-		if (!sk->sk_err)
+		/*
+		 * A TCP closed already (a reset, its timeout) told its own
+		 * error, which may have been read (SO_ERROR): not another
+		 */
+		if (!sk->sk_err && READ_ONCE(sk->sk_state) != TCP_CLOSE)
 			WRITE_ONCE(sk->sk_err, errnum);
 		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SHUTDOWN_MASK);
 		c->sk_proto->shutdown(sk, SEND_SHUTDOWN);

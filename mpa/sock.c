@@ -634,17 +634,25 @@ again:
 		if (ret != -ENOTCONN || mpa_conn_full(c))
 			return ret;
 	}
-	/* the Reply queued before the state: pairs with mpa_conn_set_state() */
-	if (smp_load_acquire(&c->state) == MPA_STATE_REJECTED) {
-		ret = mpa_reply_wait(c, msg->msg_flags);
-		if (ret)
-			return ret;
-	}
 	ret = mpa_plain_begin(c);
 	if (!ret)
 		goto again;
 	if (ret < 0)
 		return ret;
+	/*
+	 * A Responder that rejected sends its whole Reply before the stream
+	 * goes on (R-7.1.2-7). Read once the call is counted, with the state
+	 * that let it through: the Reply was queued before the state
+	 * (acquire, pairs with mpa_conn_set_state()).
+	 */
+	if (smp_load_acquire(&c->state) == MPA_STATE_REJECTED &&
+	    !mpa_startup_finished(c)) {
+		mpa_plain_exit(c);
+		ret = mpa_reply_wait(c, msg->msg_flags);
+		if (ret)
+			return ret;
+		goto again;
+	}
 	kicks = READ_ONCE(c->plain_kicks);
 	/* TCP's SIGPIPE is for its own EPIPE, not for a call sent back */
 	msg->msg_flags |= MSG_NOSIGNAL;
@@ -816,7 +824,8 @@ static __poll_t mpa_poll(struct file *file, struct socket *sock,
 	struct mpa_conn *c = mpa_conn(sock->sk);
 	__poll_t mask = tcp_poll(file, sock, wait);
 	struct sock *sk = sock->sk;
-	u8 state = mpa_conn_state(c);
+	/* REJECTED: before its Reply's length (mpa_conn_set_state()) */
+	u8 state = smp_load_acquire(&c->state);
 
 	/*
 	 * MPA carries no urgent data: once it frames the stream, TCP's

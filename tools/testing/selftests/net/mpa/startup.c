@@ -915,6 +915,9 @@ TEST_F(raw, responder_peer_rst_error_read)
 		mpa_close_abort(i);
 		EXPECT_POLLERR(r, T_WAIT);
 		EXPECT_EQ(ECONNRESET, t_so_error(r));
+		EXPECT_MPA_STATE(r, MPA_STATE_FAILED);
+		/* told once: MPA adds no error of its own (recv would read it) */
+		EXPECT_EQ(0, t_so_error(r));
 		check_peer_closed(_metadata, r);
 		close(r);
 	}
