@@ -1393,39 +1393,57 @@ static void *sender_run(void *arg)
 	return NULL;
 }
 
-/* Is the sender asleep (state S: waiting for room), or done? */
-static bool sender_parked(struct sender *sd)
+/*
+ * The sender's state in /proc (S: asleep, waiting for room; R, D...), or
+ * 'done' once its send() returned, '-' before it started or unreadable.
+ */
+static char sender_state(struct sender *sd)
 {
 	char path[64], st[512], *p;
 	ssize_t n;
 	int fd;
 
 	if (__atomic_load_n(&sd->done, __ATOMIC_ACQUIRE))
-		return true;
+		return 'd';
 	if (!__atomic_load_n(&sd->started, __ATOMIC_ACQUIRE))
-		return false;
+		return '-';
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", sd->tid);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
-		return false;
+		return '-';
 	n = read(fd, st, sizeof(st) - 1);
 	close(fd);
 	if (n <= 0)
-		return false;
+		return '-';
 	st[n] = 0;
 	p = strrchr(st, ')');
-	return p && p[1] == ' ' && p[2] == 'S';
+	return p && p[1] == ' ' ? p[2] : '-';
 }
 
-static void sender_start(struct __test_metadata *_metadata, pthread_t *thr,
-			 struct sender *sd)
+/* Is the sender asleep (waiting for room), or done? */
+static bool sender_parked(struct sender *sd)
 {
-	long end = t_now_ms() + T_WAIT;
+	char st = sender_state(sd);
+
+	return st == 'S' || st == 'd';
+}
+
+/*
+ * Start @sd and wait until it is asleep in its send(). A TCG guest on a
+ * busy host may leave a thread unscheduled for seconds: T_WAIT * 3.
+ */
+static void sender_start(struct __test_metadata *_metadata, pthread_t *thr,
+			 struct sender *sd, int round)
+{
+	long end = t_now_ms() + 3 * T_WAIT;
 
 	ASSERT_EQ(0, pthread_create(thr, NULL, sender_run, sd));
 	while (!sender_parked(sd) && t_now_ms() < end)
 		sched_yield();
-	ASSERT_TRUE(sender_parked(sd));
+	ASSERT_TRUE(sender_parked(sd))
+		TH_LOG("round %d: the %s sender is in state %c", round,
+		       sd->flags & MSG_MORE ? "MSG_MORE" : "whole",
+		       sender_state(sd));
 }
 
 /*
@@ -1453,8 +1471,8 @@ TEST_F_TIMEOUT(sock, two_senders_msg_more, 120)
 		b = (struct sender){ .fd = self->i, .flags = MSG_MORE };
 		t_fill(a.buf, sizeof(a.buf), 11);
 		t_fill(b.buf, sizeof(b.buf), 12);
-		sender_start(_metadata, &ta, &a);
-		sender_start(_metadata, &tb, &b);
+		sender_start(_metadata, &ta, &a, round);
+		sender_start(_metadata, &tb, &b, round);
 		for (k = 0; k < n; k++)
 			ASSERT_EQ(MPA_MAX_ULPDU, recv(self->r, rx_buf, T_BUF, 0))
 				TH_LOG("round %d, ULPDU %zu of %zu", round, k,
