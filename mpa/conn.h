@@ -354,6 +354,18 @@ static inline void mpa_tcp_err_put(struct sock *sk, int err)
 		sk_error_report(sk);
 }
 
+/*
+ * Does TCP take pages handed with MSG_SPLICE_PAGES by reference? Only on a
+ * route with scatter-gather (TCP-MD5 or TCP-AO, or a device without it,
+ * leaves it off): without, tcp_sendmsg_locked() copies them into
+ * sk_page_frag(), which is the calling task's fragment. Read under the
+ * socket lock (owned or bh-locked), it is what TCP's next call decides.
+ */
+static inline bool mpa_tcp_splices(const struct sock *sk)
+{
+	return sk->sk_route_caps & NETIF_F_SG;
+}
+
 /* tcp_sendmsg_locked() for what MPA has accepted already */
 static inline int mpa_tcp_sendmsg(struct sock *sk, struct msghdr *msg,
 				  size_t len)

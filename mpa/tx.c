@@ -756,13 +756,21 @@ static int mpa_tx_queue_image(struct mpa_conn *c,
 
 /*
  * Could an FPDU of layout @lo go to TCP now, without a record? When
- * nothing waits in MPA's queue and it is no longer than a segment.
+ * nothing waits in MPA's queue, it is no longer than a segment, and TCP
+ * takes its page by reference. A TCP that copies (mpa_tcp_splices())
+ * copies into the task's page fragment, where an FPDU built without a
+ * reference of its own may lie (mpa_tx_direct()): TCP could reuse the
+ * fragment's page under it, or drop the page before it copies. And a
+ * run, handed to TCP from softirq (mpa_tx_run_kick()), would be copied
+ * into the fragment of whatever task that softirq interrupted. Records
+ * hold their pages, and are pushed from process context.
  */
 static bool mpa_tx_may_hand(const struct mpa_conn *c,
 			    const struct mpa_fpdu_layout *lo)
 {
 	return !mpa_tx_pending(c) && !c->tx_held && c->tx_sent == c->tx_len &&
-	       lo->span <= READ_ONCE(tcp_sk(c->sk)->mss_cache);
+	       lo->span <= READ_ONCE(tcp_sk(c->sk)->mss_cache) &&
+	       mpa_tcp_splices(c->sk);
 }
 
 /* May it go to TCP straight? Also not while a run waits (see below). */
@@ -1009,6 +1017,16 @@ void mpa_tx_run_kick(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
 	gfp_t gfp = sk->sk_allocation;
+
+	/*
+	 * The route changed since the run formed, and TCP would copy it into
+	 * the page fragment of the task this softirq interrupted: the
+	 * connection's work hands it over instead (mpa_tx_may_hand())
+	 */
+	if (!mpa_tcp_splices(sk)) {
+		mpa_conn_schedule(c);
+		return;
+	}
 
 	sk->sk_allocation = GFP_ATOMIC;
 	mpa_tx_run_flush(c);

@@ -549,6 +549,95 @@ static void kapi_refuse_resume_loop(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 'r', (int)er->got[699]);
 }
 
+static const struct mpa_kparams kapi_initiator_plain = {
+	.role = MPA_ROLE_INITIATOR,
+};
+
+static const struct mpa_kparams kapi_responder_plain = {
+	.role = MPA_ROLE_RESPONDER,
+};
+
+/* One small ULPDU of 16 octets @fill through the socket's sendmsg. */
+static int kapi_sendmsg_small(struct socket *sock, int fill)
+{
+	struct msghdr msg = {};
+	u8 buf[16];
+	struct kvec kv = { .iov_base = buf, .iov_len = sizeof(buf) };
+
+	memset(buf, fill, sizeof(buf));
+	return kernel_sendmsg(sock, &msg, &kv, 1, sizeof(buf));
+}
+
+/*
+ * A route without scatter-gather (TCP-MD5, or a device without it): TCP
+ * copies what it is handed with MSG_SPLICE_PAGES into sk_page_frag(), the
+ * calling task's page fragment. The run, handed to TCP when an ACK comes,
+ * in softirq, must then not go to TCP there: it would be copied into the
+ * fragment of whatever task that softirq interrupted (it was, and the
+ * fragment's offset or page changed under that task). The work hands it
+ * over instead, and every ULPDU arrives.
+ */
+static void kapi_run_without_sg(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct page_frag *pf = &current->task_frag;
+	struct sock *csk = pair->client->sk;
+	struct sock *ssk = pair->server->sk;
+	struct mpa_conn *ci;
+	struct page *page;
+	u32 offset, run;
+	int i, sent[3];
+
+	kapi_attach(test, pair->server, &kapi_responder_plain, er);
+	ci = kapi_attach(test, pair->client, &kapi_initiator_plain, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+
+	/*
+	 * The Responder's socket owned here: what arrives waits in its
+	 * backlog, unacknowledged. The first small FPDU goes out and stays
+	 * in flight; Nagle's algorithm would hold the next two, which form
+	 * the run.
+	 */
+	lock_sock_nested(ssk, SINGLE_DEPTH_NESTING);
+	for (i = 0; i < 3; i++)
+		sent[i] = kapi_sendmsg_small(pair->client, 'A' + i);
+	lock_sock(csk);
+	run = ci->tx_run.bv_len;
+	csk->sk_route_caps &= ~NETIF_F_SG;
+	release_sock(csk);
+	if (!run)
+		release_sock(ssk);	/* not with an assertion's exit */
+	for (i = 0; i < 3; i++)
+		KUNIT_ASSERT_EQ(test, 16, sent[i]);
+	KUNIT_ASSERT_NE_MSG(test, 0U, run, "no run formed");
+
+	/* The ACK's sk_write_space(), in softirq, on this task */
+	page = pf->page;
+	offset = pf->offset;
+	local_bh_disable();
+	bh_lock_sock(csk);
+	csk->sk_write_space(csk);
+	bh_unlock_sock(csk);
+	local_bh_enable();
+	KUNIT_EXPECT_PTR_EQ(test, page, pf->page);
+	KUNIT_EXPECT_EQ(test, offset, pf->offset);
+
+	release_sock(ssk);
+	for (i = 0; i < 3; i++)
+		KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, 3, er->ulpdus);
+	KUNIT_EXPECT_EQ(test, 16U, er->got_len);
+	KUNIT_EXPECT_EQ(test, 'C', (int)er->got[15]);
+
+	/* Without scatter-gather every FPDU goes as a record: it arrives */
+	KUNIT_ASSERT_EQ(test, 16, kapi_sendmsg_small(pair->client, 'D'));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, 4, er->ulpdus);
+	KUNIT_EXPECT_EQ(test, 'D', (int)er->got[0]);
+}
+
 static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_attach_args),
 	KUNIT_CASE(kapi_send_args),
@@ -562,6 +651,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_abort_in_ulpdu),
 	KUNIT_CASE(kapi_refuse_after_reset),
 	KUNIT_CASE(kapi_refuse_resume_loop),
+	KUNIT_CASE(kapi_run_without_sg),
 	{}
 };
 
