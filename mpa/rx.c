@@ -562,11 +562,18 @@ int mpa_rx_end(struct mpa_conn *c, bool *eof)
 		 */
 		return sock_error(sk);
 	}
-	if (sk->sk_err && !soft) {
-		/* RST (code 1): after the whole FPDUs queued before it */
+	if (sk->sk_err && !soft && !sock_flag(sk, SOCK_DONE)) {
+		/*
+		 * RST (code 1): after the whole FPDUs queued before it. One
+		 * after the peer's FIN (TCP's EPIPE) does not end the
+		 * receive half again: below, as on TCP.
+		 */
 		err = sock_error(sk);
-		mpa_rx_reset(c, -err);
-		return err;
+		if (err) {
+			mpa_rx_reset(c, -err);
+			return err;
+		}
+		/* SO_ERROR, which takes no lock, took it meanwhile: below */
 	}
 	if (!sock_flag(sk, SOCK_DONE)) {
 		/* Our own SHUT_RD, or a closed socket: plain end of file */
@@ -592,14 +599,18 @@ int mpa_rx_end(struct mpa_conn *c, bool *eof)
 		return -EPROTO;
 	}
 	/*
-	 * FIN at an FPDU boundary: end of file, code 1 (A15); with the errno
-	 * of a reset that came after it, if its error was read already
+	 * FIN at an FPDU boundary: end of file, code 1 (A15); a reset after
+	 * it makes that an error all the same (its errno, the error event),
+	 * whether the socket's error was read or is left for SO_ERROR and
+	 * send, which TCP's recv does not take after the FIN either
 	 */
+	if (sk->sk_state == TCP_CLOSE && READ_ONCE(c->hard_err)) {
+		mpa_rx_reset(c, READ_ONCE(c->hard_err));
+		return 0;
+	}
 	if (!c->err.code) {
 		c->err.code = MPA_ERR_TCP_CLOSED;
 		c->err.reason = MPA_REASON_PEER_CLOSED;
-		if (sk->sk_state == TCP_CLOSE)
-			c->err.errnum = READ_ONCE(c->hard_err);
 	}
 	return 0;
 }

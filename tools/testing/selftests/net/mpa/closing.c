@@ -310,6 +310,46 @@ TEST_F_TIMEOUT(stuck, peer_reset, 120)
 }
 
 /*
+ * The peer shuts down (its FIN, at an FPDU boundary), then resets. As on
+ * TCP, the FIN ended the receive half: recv() returns the ULPDU, then end
+ * of file, and leaves the reset's error (TCP's EPIPE once the FIN is in)
+ * for SO_ERROR; MPA_ERROR says code 1 with that errno, never a clean
+ * end. recv() used to return EPIPE, an errno the table of receive errors
+ * does not have.
+ */
+TEST_F_TIMEOUT(stuck, peer_fin_then_reset, 120)
+{
+	long end = t_now_ms() + T_WAIT;
+	uint8_t got[64], want[sizeof(got)];
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	t_fill(want, sizeof(want), 78);
+	ASSERT_EQ((ssize_t)sizeof(want), send(self->r, want, sizeof(want),
+					      MSG_NOSIGNAL));
+	ASSERT_EQ(0, shutdown(self->r, SHUT_WR));
+	ASSERT_TRUE(t_poll(self->i, POLLRDHUP, T_WAIT) & POLLRDHUP)
+		TH_LOG("the peer's FIN did not come");
+	mpa_close_abort(self->r);
+	self->r = -1;
+	while (!(t_poll(self->i, 0, 100) & POLLERR) && t_now_ms() < end)
+		;
+	ASSERT_TRUE(t_poll(self->i, 0, 0) & POLLERR)
+		TH_LOG("no reset within %d ms", T_WAIT);
+	ASSERT_EQ((ssize_t)sizeof(got), recv(self->i, got, sizeof(got),
+					     MSG_DONTWAIT))
+		TH_LOG("the ULPDU received before the FIN: errno %d", errno);
+	EXPECT_EQ(0, memcmp(want, got, sizeof(got)));
+	EXPECT_EQ(0, recv(self->i, got, sizeof(got), MSG_DONTWAIT))
+		TH_LOG("not end of file: errno %d", errno);
+	EXPECT_EQ(0, recv(self->i, got, sizeof(got), MSG_DONTWAIT));
+	ASSERT_EQ(0, getsockopt(self->i, SOL_SOCKET, SO_ERROR, &err, &len));
+	EXPECT_EQ(EPIPE, err);
+	EXPECT_MPA_ERROR(self->i, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 EPIPE);
+}
+
+/*
  * SO_LINGER {1, 2}: close() waits for the peer to take it all, 2 s at
  * most, then returns; as on TCP the rest still goes out afterwards.
  */
