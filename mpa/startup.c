@@ -345,6 +345,17 @@ static void mpa_startup_rx(struct mpa_conn *c)
 	u8 *pd = NULL;
 	u32 need;
 
+	/* Not a Key's start: not MPA, whatever comes next (R-7.1.1-2) */
+	if (avail && avail < MPA_FRAME_HDR_SIZE) {
+		need = min_t(u32, avail, MPA_KEY_SIZE);
+		if (!mpa_rxq_peek(sk, 0, hdr, need) &&
+		    !mpa_frame_key_prefix_ok(hdr, need)) {
+			mpa_conn_fail(c,
+				      mpa_startup_reason_code(MPA_SR_BAD_KEY),
+				      MPA_SR_BAD_KEY, EPROTO, true);
+			return;
+		}
+	}
 	if (avail >= MPA_FRAME_HDR_SIZE &&
 	    !mpa_rxq_peek(sk, 0, hdr, MPA_FRAME_HDR_SIZE)) {
 		r = mpa_frame_parse_hdr(&f, hdr, mpa_core_role(c));

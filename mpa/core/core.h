@@ -504,6 +504,7 @@ struct mpa_frame {
 
 int mpa_frame_build(const struct mpa_frame *f, const void *pd, u32 pd_len,
 		    void *buf, u32 size);
+bool mpa_frame_key_prefix_ok(const void *buf, u32 len);
 enum mpa_startup_reason mpa_frame_parse_hdr(struct mpa_frame *f,
 					    const void *hdr,
 					    enum mpa_role role);

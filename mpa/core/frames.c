@@ -21,6 +21,7 @@
 
 #include <linux/errno.h>
 #include <linux/export.h>
+#include <linux/minmax.h>
 #include <linux/string.h>
 #include <linux/unaligned.h>
 #include <kunit/visibility.h>
@@ -94,6 +95,27 @@ int mpa_frame_build(const struct mpa_frame *f, const void *pd, u32 pd_len,
 	return MPA_FRAME_HDR_SIZE + block + pd_len;
 }
 EXPORT_SYMBOL_IF_KUNIT(mpa_frame_build);
+
+/**
+ * mpa_frame_key_prefix_ok() - could these octets begin a startup frame?
+ * @buf: the first octets received
+ * @len: how many of them (those past the Key are not looked at)
+ *
+ * A peer that speaks anything else shows it in its first octets that
+ * differ from both Keys, and is closed on then (R-7.1.1-2, R-7.1.1-4: on
+ * any other value, close), not only once 20 octets came: a shorter
+ * greeting would hold the startup until its timeout. Which of the two
+ * Keys, and so INIT_INIT or REPLY_AT_RESPONDER, is left to
+ * mpa_frame_parse_hdr().
+ *
+ * Return: true if they match the start of the Request or the Reply Key.
+ */
+bool mpa_frame_key_prefix_ok(const void *buf, u32 len)
+{
+	len = min_t(u32, len, MPA_KEY_SIZE);
+	return !memcmp(buf, mpa_key_req, len) || !memcmp(buf, mpa_key_rep, len);
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_frame_key_prefix_ok);
 
 /**
  * mpa_frame_parse_hdr() - parse and check the fixed 20 octets of a frame

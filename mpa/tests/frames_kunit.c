@@ -139,6 +139,45 @@ static void frame_bad_key(struct kunit *test)
 			MPA_SR_BAD_KEY);
 }
 
+/*
+ * The same Keys told from their first octets: every prefix of either Key
+ * may begin a frame; a foreign first octet, or the first one that differs
+ * from both, never does, whatever follows.
+ */
+static void frame_key_prefix(struct kunit *test)
+{
+	static const char req[] = "MPA ID Req Frame", rep[] = "MPA ID Rep Frame";
+	u8 buf[24];
+	u32 i, n;
+
+	for (n = 0; n <= MPA_KEY_SIZE; n++) {
+		KUNIT_EXPECT_TRUE(test, mpa_frame_key_prefix_ok(req, n));
+		KUNIT_EXPECT_TRUE(test, mpa_frame_key_prefix_ok(rep, n));
+	}
+	/* octets past the Key are not looked at */
+	memcpy(buf, req, MPA_KEY_SIZE);
+	memset(buf + MPA_KEY_SIZE, 0xff, sizeof(buf) - MPA_KEY_SIZE);
+	KUNIT_EXPECT_TRUE(test, mpa_frame_key_prefix_ok(buf, sizeof(buf)));
+
+	KUNIT_EXPECT_FALSE(test, mpa_frame_key_prefix_ok("+OK\r\n", 5));
+	KUNIT_EXPECT_FALSE(test, mpa_frame_key_prefix_ok("G", 1));
+	KUNIT_EXPECT_FALSE(test, mpa_frame_key_prefix_ok("MPA ID Rex", 10));
+	/* one octet off anywhere in the Key: refused from that octet on */
+	for (i = 0; i < MPA_KEY_SIZE; i++) {
+		memcpy(buf, req, MPA_KEY_SIZE);
+		buf[i] ^= 0x20;
+		KUNIT_EXPECT_TRUE(test, mpa_frame_key_prefix_ok(buf, i));
+		for (n = i + 1; n <= MPA_KEY_SIZE; n++)
+			KUNIT_EXPECT_FALSE_MSG(test,
+					       mpa_frame_key_prefix_ok(buf, n),
+					       "octet %u off, %u octets", i, n);
+	}
+	/* a whole bad Key is refused by the header's parser alike */
+	for (i = 0; i < ARRAY_SIZE(bad_keys); i++)
+		KUNIT_EXPECT_FALSE(test, mpa_frame_key_prefix_ok(bad_keys[i].hdr,
+								 MPA_KEY_SIZE));
+}
+
 /* R-7.1.1-19: PD_Length 512 is fine, 513 is not */
 static void frame_pd_length_limit(struct kunit *test)
 {
@@ -321,6 +360,7 @@ static struct kunit_case mpa_frames_cases[] = {
 	KUNIT_CASE(frame_initiator_initiator),
 	KUNIT_CASE(frame_reply_at_responder),
 	KUNIT_CASE_PARAM(frame_bad_key, bad_key_gen_params),
+	KUNIT_CASE(frame_key_prefix),
 	KUNIT_CASE(frame_pd_length_limit),
 	KUNIT_CASE(frame_unchecked_bits),
 	KUNIT_CASE(frame_res_sent_zero),

@@ -104,6 +104,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	r = mpa_frame_parse_hdr(&f, data, role);
 	check_reason(r);
+	/*
+	 * The early Key check agrees with the header's parser: a header it
+	 * takes begins with a Key at every length; one it refuses as a bad
+	 * Key differs from both from some octet on.
+	 */
+	for (n = 0; n <= MPA_KEY_SIZE; n++) {
+		bool ok = mpa_frame_key_prefix_ok(data, n);
+
+		if (!ok && r != MPA_SR_BAD_KEY)
+			abort();
+		if (n == MPA_KEY_SIZE && ok == (r == MPA_SR_BAD_KEY))
+			abort();
+	}
 	if (r != MPA_SR_OK)
 		return 0;
 	if (f.pd_len > MPA_MAX_PRIVATE_DATA)

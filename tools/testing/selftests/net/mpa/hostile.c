@@ -116,6 +116,21 @@ TEST_F(hostile, bad_key_one_octet)
 	responder_fails(_metadata, self, req, sizeof(req), MPA_REASON_BAD_KEY);
 }
 
+/*
+ * A greeting shorter than a frame (a POP3 server's): not MPA from its
+ * first octet (R-7.1.1-2), refused then, not left waiting for 20 octets
+ * that never come until the startup timeout (which it was: ETIMEDOUT,
+ * reason TIMEOUT). A greeting that is a Key's start waits on
+ * (header_cut_stall).
+ */
+TEST_F(hostile, bad_key_short_greeting)
+{
+	static const char ok[] = "+OK\r\n";
+
+	responder_fails(_metadata, self, ok, sizeof(ok) - 1,
+			MPA_REASON_BAD_KEY);
+}
+
 TEST_F(hostile, bad_revision_3)
 {
 	uint8_t req[T_HDR];
@@ -479,6 +494,18 @@ TEST_F(hostile, initiator_bad_key)
 	static const char resp[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
 
 	initiator_fails(_metadata, self, resp, sizeof(resp) - 1, 0,
+			MPA_REASON_BAD_KEY);
+}
+
+/*
+ * A short bad Key at an Initiator (bad_key_short_greeting): 10 octets of
+ * the Reply Key, one of them off
+ */
+TEST_F(hostile, initiator_bad_key_short)
+{
+	static const char rep[] = "MPA ID Rxp";
+
+	initiator_fails(_metadata, self, rep, sizeof(rep) - 1, 0,
 			MPA_REASON_BAD_KEY);
 }
 
