@@ -511,12 +511,20 @@ static void mpa_conn_work(struct work_struct *work)
 {
 	struct mpa_conn *c = container_of(work, struct mpa_conn, work);
 	struct sock *sk = c->sk;
+	bool expired;
 
 	lock_sock(sk);
-	if (test_and_clear_bit(MPA_EV_TIMEOUT, &c->events) &&
-	    mpa_conn_in_startup(c))
-		mpa_startup_expired(c);
+	/*
+	 * A frame TCP received before the timer fired is read first: the
+	 * work, or the socket's owner, may have kept it waiting (R-7.1.2-25
+	 * times out a peer that sent nothing, not a late worker)
+	 */
+	expired = test_and_clear_bit(MPA_EV_TIMEOUT, &c->events);
 	mpa_startup_process(c);
+	if (expired && mpa_conn_in_startup(c)) {
+		mpa_startup_expired(c);
+		mpa_startup_process(c);
+	}
 	if (test_and_clear_bit(MPA_EV_RESUME, &c->events))
 		c->kpaused = false;
 	if (mpa_conn_full(c)) {

@@ -638,6 +638,46 @@ static void kapi_run_without_sg(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 'D', (int)er->got[0]);
 }
 
+/*
+ * The startup timer fires while the peer's Request, received in time,
+ * waits behind the Responder's socket owner (this test here; a busy
+ * worker alike): the work reads the Request before it looks at the timer,
+ * and the startup goes on. It failed with reason TIMEOUT, the Request
+ * unread.
+ */
+static void kapi_request_before_timeout(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct mpa_kparams rp = kapi_responder_plain;
+	struct sock *ssk = pair->server->sk;
+	struct mpa_conn *ci, *cr;
+	bool queued = false, fired = false;
+	unsigned long end;
+
+	rp.timeout_ms = 200;
+	cr = kapi_attach(test, pair->server, &rp, er);
+	lock_sock_nested(ssk, SINGLE_DEPTH_NESTING);
+	ci = mpa_kattach(pair->client, &kapi_initiator_plain, &kapi_ops, ei);
+	end = jiffies + KAPI_WAIT;
+	while (!IS_ERR(ci) && !(queued && fired) && time_before(jiffies, end)) {
+		msleep(20);
+		queued = READ_ONCE(ssk->sk_backlog.len) > 0;
+		fired = test_bit(MPA_EV_TIMEOUT, &cr->events);
+	}
+	release_sock(ssk);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ci));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, kapi_detach,
+							   ci));
+	KUNIT_ASSERT_TRUE_MSG(test, queued, "the Request did not come");
+	KUNIT_ASSERT_TRUE_MSG(test, fired, "the startup timer did not fire");
+
+	KUNIT_EXPECT_TRUE(test, kapi_wait(&er->established));
+	KUNIT_EXPECT_TRUE(test, kapi_wait(&ei->established));
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->error));
+	KUNIT_EXPECT_EQ(test, 0U, cr->err.code);
+}
+
 static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_attach_args),
 	KUNIT_CASE(kapi_send_args),
@@ -652,6 +692,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_refuse_after_reset),
 	KUNIT_CASE(kapi_refuse_resume_loop),
 	KUNIT_CASE(kapi_run_without_sg),
+	KUNIT_CASE(kapi_request_before_timeout),
 	{}
 };
 
