@@ -439,13 +439,19 @@ void mpa_startup_process(struct mpa_conn *c)
 }
 
 /**
- * mpa_startup_check_config() - can the configuration start?
+ * mpa_startup_check_config() - can the configuration start, on this TCP?
  * @c: the connection, socket locked
+ *
+ * Checked before MPA_START sends the plain stream's calls back out of TCP
+ * (mpa_plain_drain()), so that none is for a start that cannot be.
  *
  * Return: 0, -EINVAL without a role or with a receive low-water mark
  * (SO_RCVLOWAT above 1: TCP would not tell MPA of frames and FPDUs
  * shorter than it, mpa_set_rcvlowat()), -EMSGSIZE for Private Data that
- * does not fit the revision (508 octets with Rev 2's IRD/ORD block).
+ * does not fit the revision (508 octets with Rev 2's IRD/ORD block),
+ * -ENOTCONN unless TCP is established, or the peer closed its half
+ * (CLOSE_WAIT: its frame may still be queued, whole or in part: start,
+ * and let the frame decide).
  */
 int mpa_startup_check_config(const struct mpa_conn *c)
 {
@@ -455,6 +461,8 @@ int mpa_startup_check_config(const struct mpa_conn *c)
 	    c->policy.rev == MPA_REVISION_2 &&
 	    c->local_pd_len > MPA_V2_PRIVATE_DATA)
 		return -EMSGSIZE;
+	if ((1 << c->sk->sk_state) & ~(TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))
+		return -ENOTCONN;
 	return 0;
 }
 
@@ -479,12 +487,6 @@ int mpa_startup_start(struct mpa_conn *c)
 	ret = mpa_startup_check_config(c);
 	if (ret)
 		return ret;
-	/*
-	 * After the peer's FIN (CLOSE_WAIT) its frame may still be queued,
-	 * whole or in part: start, and let the frame decide.
-	 */
-	if ((1 << c->sk->sk_state) & ~(TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))
-		return -ENOTCONN;
 
 	/* the socket's allocation flags; the cache is SLAB_ACCOUNT */
 	c->st = kmem_cache_zalloc(mpa_startup_cache, c->sk->sk_allocation);

@@ -1475,6 +1475,47 @@ TEST_F(raw, initiator_starts_while_writing)
 }
 
 /*
+ * MPA_START after the application's own shutdown(SHUT_WR) cannot start
+ * (ENOTCONN, nothing changed): it must not send a reader of the plain
+ * stream, asleep in TCP meanwhile, back out of TCP first, where the call
+ * then failed with TCP's EPIPE on a connection that still receives. The
+ * call gets the peer's octets.
+ */
+static void start_after_shut_wr(struct __test_metadata *_metadata,
+				FIXTURE_DATA(raw) *self, int call)
+{
+	struct t_reader rd = { .fd = INIT, .call = call };
+	char buf[16];
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, shutdown(INIT, SHUT_WR));
+	ASSERT_EQ(0, t_set_timeo(INIT, SO_RCVTIMEO, T_WAIT));
+	t_reader_start(_metadata, &rd);
+	EXPECT_EQ(-1, setsockopt(INIT, SOL_MPA, MPA_START, NULL, 0));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_MPA_STATE(INIT, MPA_STATE_STREAMING);
+	ASSERT_EQ(5, t_send(RAW_R, "plain", 5));
+	pthread_join(rd.thr, NULL);
+	EXPECT_EQ(5, rd.r) TH_LOG("call %d: errno %d (%s)", call, rd.err,
+				  strerror(rd.err));
+	if (call == T_CALL_RECV)
+		EXPECT_BYTES("plain", rd.buf, 5);
+	/* the stream goes on: the peer's FIN next */
+	ASSERT_EQ(0, shutdown(RAW_R, SHUT_WR));
+	EXPECT_EQ(0, recv(INIT, buf, sizeof(buf), 0));
+}
+
+TEST_F(raw, start_after_shut_wr_keeps_reader)
+{
+	start_after_shut_wr(_metadata, self, T_CALL_RECV);
+}
+
+TEST_F(raw, start_after_shut_wr_keeps_splicer)
+{
+	start_after_shut_wr(_metadata, self, T_CALL_SPLICE);
+}
+
+/*
  * A call made before MPA was attached is TCP's: MPA cannot count it, but
  * sends it back out of TCP all the same, with TCP's EPIPE, rather than let
  * it read the startup frames and FPDUs later.
