@@ -635,7 +635,8 @@ again:
 			return ret;
 	}
 	ret = mpa_plain_begin(c);
-	if (!ret)
+	/* -EOPNOTSUPP: Full Operation came since the check above */
+	if (!ret || (ret == -EOPNOTSUPP && mpa_conn_full(c)))
 		goto again;
 	if (ret < 0)
 		return ret;
@@ -689,7 +690,8 @@ again:
 			return ret;
 	}
 	ret = mpa_plain_begin(c);
-	if (!ret)
+	/* -EOPNOTSUPP: Full Operation came since the check above */
+	if (!ret || (ret == -EOPNOTSUPP && mpa_conn_full(c)))
 		goto again;
 	if (ret < 0)
 		return ret;
@@ -711,6 +713,14 @@ static int mpa_ioctl(struct sock *sk, int cmd, int *karg)
 	 */
 	if (cmd == SIOCINQ && (mpa_conn_in_startup(c) ||
 			       mpa_conn_state(c) == MPA_STATE_FAILED)) {
+		*karg = 0;
+		return 0;
+	}
+	/*
+	 * MPA carries no urgent data (no EPOLLPRI either, mpa_poll()): once
+	 * it frames the stream, TCP's urgent mark is an ordinary octet
+	 */
+	if (cmd == SIOCATMARK && !mpa_stream_plain(c)) {
 		*karg = 0;
 		return 0;
 	}

@@ -137,6 +137,7 @@ TEST_F(urgent, inside_fpdu)
  */
 TEST_F(urgent, on_fpdu_boundary)
 {
+	int atmark = -1;
 	size_t n;
 
 	n = fpdu(self, variant->markers, 200, 3);
@@ -145,6 +146,13 @@ TEST_F(urgent, on_fpdu_boundary)
 
 	n = fpdu(self, variant->markers, 300, 4);
 	ASSERT_EQ(0, send_urgent_at(self->raw, wbuf, n, 0));
+	/*
+	 * The FPDU is here, TCP's urgent mark on its first octet: no mark
+	 * for MPA's reader (as no EPOLLPRI); it used to say 1
+	 */
+	ASSERT_TRUE(t_poll(self->m, POLLIN, T_WAIT) & POLLIN);
+	ASSERT_EQ(0, ioctl(self->m, SIOCATMARK, &atmark));
+	EXPECT_EQ(0, atmark);
 	expect_ulpdu(_metadata, self->m, ubuf, 300);
 
 	n = fpdu(self, variant->markers, 400, 5);
