@@ -98,6 +98,34 @@ static void mpa_startup_end(struct mpa_conn *c)
 		mpa_startup_release(c);
 }
 
+/*
+ * TCP no longer takes our frame (it was reset, it timed out, or we shut
+ * down for sending). After a reject the stream is TCP's (R-7.1.2-7):
+ * REJECTED stays, with its reason, TCP tells its own error, what is left
+ * of the Reply is dropped and whoever waits for it goes on to TCP. Else
+ * the startup fails: TCP closed (code 1).
+ */
+static void mpa_startup_push_refused(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+
+	if (mpa_conn_state(c) != MPA_STATE_REJECTED) {
+		/* TCP's own error stays on the socket (SO_ERROR) */
+		mpa_conn_fail(c, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			      ECONNRESET, true);
+		return;
+	}
+	WRITE_ONCE(c->tx_sent, c->tx_len);
+	if (c->refused_after_tx) {
+		/* as when the Reply went, unless TCP has its own to tell */
+		c->refused_after_tx = false;
+		if (!sk->sk_err)
+			WRITE_ONCE(sk->sk_err, c->err.errnum);
+		sk_error_report(sk);
+	}
+	mpa_conn_wake(c);
+}
+
 /**
  * mpa_startup_push() - send what is left of our startup frame
  * @c: the connection, socket locked, process context
@@ -121,9 +149,7 @@ void mpa_startup_push(struct mpa_conn *c)
 		int ret;
 
 		if (!mpa_tcp_sends(sk)) {
-			/* TCP's own error stays on the socket (SO_ERROR) */
-			mpa_conn_fail(c, MPA_ERR_TCP_CLOSED,
-				      MPA_REASON_PEER_CLOSED, ECONNRESET, true);
+			mpa_startup_push_refused(c);
 			return;
 		}
 		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);
@@ -136,8 +162,7 @@ void mpa_startup_push(struct mpa_conn *c)
 			return;
 		}
 		if (ret <= 0) {
-			mpa_conn_fail(c, MPA_ERR_TCP_CLOSED,
-				      MPA_REASON_PEER_CLOSED, ECONNRESET, true);
+			mpa_startup_push_refused(c);
 			return;
 		}
 		WRITE_ONCE(c->tx_sent, c->tx_sent + ret);

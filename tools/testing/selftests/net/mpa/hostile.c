@@ -213,6 +213,33 @@ TEST_F(hostile, rev2_no_common_rtr)
 	t_flow(_metadata, self->mpa, self->raw, "pong", 4, T_WAIT);
 }
 
+/*
+ * The same Request after the Responder's own shutdown(SHUT_WR): its Reply
+ * cannot go, and the reject stands all the same (REJECTED, NO_RTR,
+ * ECONNREFUSED); it was a failure blamed on the peer (FAILED, code 1,
+ * PEER_CLOSED, ECONNRESET). The peer gets our FIN, no Reply.
+ */
+TEST_F(hostile, rev2_no_common_rtr_after_shut_wr)
+{
+	uint8_t req[T_HDR + 4];
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set_enh(self->mpa, 4, 4, 0, MPA_RTR_WRITE));
+	t_start_nonblock(_metadata, self->mpa);
+	ASSERT_EQ(0, shutdown(self->mpa, SHUT_WR));
+	t_frame_v2(req, false, T_C, true, MPA_RTR_READ | MPA_RTR_SEND, 4, 4,
+		   NULL, 0);
+	ASSERT_EQ(sizeof(req), t_send(self->raw, req, sizeof(req)));
+	ASSERT_LE(0, t_wait_startup(self->mpa, T_WAIT));
+	EXPECT_MPA_STATE(self->mpa, MPA_STATE_REJECTED);
+	EXPECT_MPA_ERROR(self->mpa, MPA_ERR_NONE, MPA_REASON_NO_RTR,
+			 ECONNREFUSED);
+	EXPECT_EQ(ECONNREFUSED, t_so_error(self->mpa));
+	EXPECT_EQ(0, t_wait_eof(self->raw, T_WAIT));
+	/* the plain stream still comes in */
+	t_flow(_metadata, self->raw, self->mpa, "ping", 4, T_WAIT);
+}
+
 /* The non-blocking face of the same: EPOLLERR, SO_ERROR, MPA_ERROR. */
 TEST_F(hostile, bad_key_nonblocking)
 {
