@@ -130,6 +130,8 @@ enum {
  * @close_after_tx: close TCP once our frame is out (Appendix C.2.1)
  * @refused_after_tx: a Responder that rejected the Request itself sets the
  *	socket's error (ECONNREFUSED) once its frame is out
+ * @reply_cut: TCP closed before it took all of a rejecting Reply, which
+ *	the reject outlives (mpa_startup_push_refused())
  * @plain_calls: calls of the plain stream in TCP (sock.c, mpa_plain_enter())
  * @plain_kicks: how often MPA sent those back out of TCP (mpa_plain_kick())
  * @plain_drain: MPA_START waits for those to leave TCP before the startup
@@ -223,6 +225,7 @@ struct mpa_conn {
 	bool have_peer;
 	bool close_after_tx;
 	bool refused_after_tx;
+	bool reply_cut;
 	bool plain_drain;
 
 	bool tx_held;
@@ -356,8 +359,9 @@ static inline void mpa_tcp_err_put(struct sock *sk, int err)
 
 /*
  * Does TCP take pages handed with MSG_SPLICE_PAGES by reference? Only on a
- * route with scatter-gather (TCP-MD5 or TCP-AO, or a device without it,
- * leaves it off): without, tcp_sendmsg_locked() copies them into
+ * route with scatter-gather: the device's, or forced on where TCP may use
+ * GSO (not with TCP-MD5 or TCP-AO, sk_gso_disable(), on a device without
+ * it). Without, tcp_sendmsg_locked() copies them into
  * sk_page_frag(), which is the calling task's fragment. Read under the
  * socket lock (owned or bh-locked), it is what TCP's next call decides.
  */

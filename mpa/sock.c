@@ -307,7 +307,12 @@ static int mpa_opt_answer(struct mpa_conn *c, bool reject, sockptr_t optval,
 	ret = mpa_startup_wait(c, &timeo, mpa_startup_finished);
 	if (ret)
 		return ret;
-	return mpa_conn_state(c) == MPA_STATE_FAILED ? -c->err.errnum : 0;
+	if (mpa_conn_state(c) == MPA_STATE_FAILED)
+		return -c->err.errnum;
+	/* the reject stands, its Reply cut short: TCP's error, not taken */
+	if (c->reply_cut)
+		return -(READ_ONCE(c->hard_err) ?: ECONNRESET);
+	return 0;
 }
 
 static int mpa_get_u32(sockptr_t optval, unsigned int optlen, u32 *val)

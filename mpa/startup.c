@@ -116,6 +116,7 @@ static void mpa_startup_push_refused(struct mpa_conn *c)
 		return;
 	}
 	WRITE_ONCE(c->tx_sent, c->tx_len);
+	c->reply_cut = true;
 	if (c->refused_after_tx) {
 		/* as when the Reply went, unless TCP has its own to tell */
 		c->refused_after_tx = false;

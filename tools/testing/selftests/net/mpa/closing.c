@@ -762,4 +762,27 @@ TEST_F(rejected, send_timeout)
 	r_check(_metadata, x, &rd, 0);
 }
 
+/*
+ * The peer resets while the Reply waits behind the stream data: the
+ * reject stands (REJECTED; the Reply's rest is dropped) and the stream is
+ * TCP's, whose error a send then gets. It used to become FAILED, code 1,
+ * as if the startup had failed after the reject.
+ */
+TEST_F(rejected, peer_reset_during_reply)
+{
+	struct r_ctx *x = &self->x;
+	long end = t_now_ms() + T_WAIT;
+
+	mpa_close_abort(x->p);
+	x->p = -1;
+	while (!(t_poll(x->m, 0, 100) & POLLERR) && t_now_ms() < end)
+		;
+	ASSERT_TRUE(t_poll(x->m, 0, 0) & POLLERR)
+		TH_LOG("no reset within %d ms", T_WAIT);
+	EXPECT_EQ(-1, send(x->m, x->after, R_AFTER, MSG_NOSIGNAL));
+	EXPECT_EQ(ECONNRESET, errno);
+	EXPECT_MPA_STATE(x->m, MPA_STATE_REJECTED);
+	EXPECT_MPA_ERROR(x->m, MPA_ERR_NONE, MPA_REASON_NONE, 0);
+}
+
 TEST_HARNESS_MAIN

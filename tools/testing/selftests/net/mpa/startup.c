@@ -1515,6 +1515,59 @@ TEST_F(raw, start_after_shut_wr_keeps_splicer)
 	start_after_shut_wr(_metadata, self, T_CALL_SPLICE);
 }
 
+/* A blocking MPA_REJECT in a thread of its own */
+struct t_answer {
+	pthread_t thr;
+	int fd;
+	pid_t tid;
+	int ret, err;
+};
+
+static void *t_answer_run(void *arg)
+{
+	struct t_answer *a = arg;
+
+	__atomic_store_n(&a->tid, syscall(SYS_gettid), __ATOMIC_RELEASE);
+	a->ret = mpa_answer(a->fd, MPA_REJECT, NULL, 0);
+	a->err = errno;
+	return NULL;
+}
+
+/*
+ * A blocking MPA_REJECT waits behind a send buffer full of stream data
+ * for its Reply to go; the peer resets meanwhile. The reject stands
+ * (REJECTED), but the answer fails with TCP's ECONNRESET, as documented;
+ * it returned 0, as if the Reply had gone.
+ */
+TEST_F(raw, reject_blocking_cut_by_reset)
+{
+	struct t_answer a = { .fd = RESP };
+	static uint8_t fill[65536];
+	uint8_t req[T_HDR];
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_LT(0, fill_sndbuf(RESP, fill, sizeof(fill), T_WAIT));
+	t_start_nonblock(_metadata, RESP);
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	ASSERT_EQ(POLLIN, t_poll(RESP, POLLIN, T_WAIT) & POLLIN);
+	ASSERT_EQ(MPA_STATE_REQUEST_RECEIVED, mpa_state(RESP));
+	ASSERT_EQ(0, t_blocking(RESP));
+	ASSERT_EQ(0, t_set_timeo(RESP, SO_SNDTIMEO, T_WAIT));
+
+	ASSERT_EQ(0, pthread_create(&a.thr, NULL, t_answer_run, &a));
+	while (!__atomic_load_n(&a.tid, __ATOMIC_ACQUIRE))
+		poll(NULL, 0, 1);
+	ASSERT_EQ(0, t_wait_sleeping_in(a.tid, SYS_setsockopt, T_WAIT));
+	mpa_close_abort(RAW_I);
+	RAW_I = -1;
+	pthread_join(a.thr, NULL);
+	EXPECT_EQ(-1, a.ret);
+	EXPECT_EQ(ECONNRESET, a.err) TH_LOG("errno %d (%s)", a.err,
+					    strerror(a.err));
+	EXPECT_MPA_STATE(RESP, MPA_STATE_REJECTED);
+}
+
 /*
  * A call made before MPA was attached is TCP's: MPA cannot count it, but
  * sends it back out of TCP all the same, with TCP's EPIPE, rather than let
