@@ -101,9 +101,11 @@ jobs_finish() {
 
 # Count a TAP/KTAP stream from the kselftest harness: "ok" lines pass;
 # "not ok" and skipped ones fail (a test that did not run is no pass);
-# planned tests that never reported fail too. Prints "PASSED FAILED".
+# planned tests that never reported fail too, and a "Bail out!" (a suite
+# that gave up, perhaps before its plan) is one more. Prints "PASSED
+# FAILED".
 count_tap() {
-	local f=$1 plan pass fail
+	local f=$1 plan pass fail skip bail
 	if [ ! -s "$f" ]; then
 		echo "0 1"
 		return
@@ -112,8 +114,9 @@ count_tap() {
 	pass=$(grep -E -c '^ok [0-9]+ ' "$f" | head -n 1)
 	skip=$(grep -E -c '^ok [0-9]+ .*# *SKIP' "$f" | head -n 1)
 	fail=$(grep -E -c '^not ok [0-9]+ ' "$f" | head -n 1)
+	bail=$(grep -c '^Bail out!' "$f" | head -n 1)
 	pass=$((pass - skip))
-	fail=$((fail + skip))
+	fail=$((fail + skip + bail))
 	if [ -z "$plan" ]; then
 		fail=$((fail + 1))
 	elif [ $((pass + fail)) -lt "$plan" ]; then
@@ -307,8 +310,12 @@ if want static; then
 	lanes=stock
 	want debug && lanes="stock debug"
 	"$T/static.sh" $lanes > "$out/static.tap" 2>"$out/static.err"
+	rc=$?
 	cat "$out/static.err" >&2
-	report static "$(grep -c '^ok ' "$out/static.tap")" "$(grep -c '^not ok ' "$out/static.tap")"
+	fail=$(grep -c '^not ok ' "$out/static.tap")
+	# static.sh gave up before its checks (no source tree): one failure
+	[ "$rc" != 0 ] && [ "$fail" = 0 ] && fail=1
+	report static "$(grep -c '^ok ' "$out/static.tap")" "$fail"
 	grep '^not ok' "$out/static.tap" | sed 's/^/    /' >&2
 fi
 
@@ -406,8 +413,10 @@ fi
 # Everything the jobs run is built now, so that no job builds while
 # another's guest loads what it built.
 if want stock || want debug || want_alone; then
+	# a suite not built would not run, and not count: one failure
 	make -s -C "$MPA_TOP" selftests > "$out/selftests-build.log" 2>&1 ||
-		{ cat "$out/selftests-build.log" >&2; msg "building the selftests failed"; }
+		{ cat "$out/selftests-build.log" >&2; msg "building the selftests failed"
+		  report selftests-build 0 1; }
 fi
 built=
 for lane in stock debug; do

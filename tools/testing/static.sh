@@ -82,16 +82,22 @@ files=$(git ls-files 'mpa/*.c' 'mpa/*.h' 'include/*.h' 'tools/mpacat/*.c' \
 perl "$src/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \
 	--ignore CONST_STRUCT \
 	-f $files > "$log/checkpatch.log" 2>&1
+pc=$?
 grep -E ': (ERROR|WARNING|CHECK):' "$log/checkpatch.log" > "$log/checkpatch.issues"
 rc=$?
 [ $rc = 0 ] && head -n 20 "$log/checkpatch.issues" >&2
+# exit 1 is its findings; above, it did not run (perl, a missing module)
+[ $pc -gt 1 ] && { tail -n 5 "$log/checkpatch.log" >&2; rc=0; }
 result checkpatch $((rc == 0)) "$log/checkpatch.log"
 
 # kernel-doc: every documented symbol (all exported ones are) complete
 # shellcheck disable=SC2086
 perl "$src/scripts/kernel-doc" -none -Wall $files > "$log/kernel-doc.log" 2>&1
+pc=$?
 grep -E 'warning|error' "$log/kernel-doc.log" > "$log/kernel-doc.issues"
 rc=$?
+# it exits with its count of warnings; perl's own failures are 255
+[ $pc -ge 255 ] && { tail -n 5 "$log/kernel-doc.log" >&2; rc=0; }
 [ $rc = 0 ] && head -n 20 "$log/kernel-doc.issues" >&2
 result kernel-doc $((rc == 0)) "$log/kernel-doc.log"
 
