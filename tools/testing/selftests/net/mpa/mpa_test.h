@@ -307,6 +307,22 @@ static inline int t_wait_acked(int fd, int timeout_ms)
 	}
 }
 
+/*
+ * Is the peer's receive window closed to TCP socket @fd: nothing of what
+ * it sent is unacknowledged and more waits to go? No acknowledgment will
+ * make room in @fd's send buffer then, until the peer reads. 1, 0, or -1
+ * on error.
+ */
+static inline int t_window_closed(int fd)
+{
+	struct t_tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, SOL_TCP, TCP_INFO, &ti, &len) || len < sizeof(ti))
+		return -1;
+	return !ti.base.tcpi_unacked && ti.notsent_bytes;
+}
+
 static inline int t_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
