@@ -99,6 +99,23 @@ static void mpa_startup_end(struct mpa_conn *c)
 }
 
 /*
+ * A Responder that refused with a Reply (refused_after_tx) tells its user
+ * once the Reply is out, or cut short: as a refused connect() is told,
+ * SO_ERROR and EPOLLERR; @keep_tcp: TCP's own error stays on the socket.
+ */
+static void mpa_startup_tell_refused(struct mpa_conn *c, bool keep_tcp)
+{
+	struct sock *sk = c->sk;
+
+	if (!c->refused_after_tx)
+		return;
+	c->refused_after_tx = false;
+	if (!keep_tcp)
+		WRITE_ONCE(sk->sk_err, c->err.errnum);
+	sk_error_report(sk);
+}
+
+/*
  * TCP no longer takes our frame (it was reset, it timed out, or we shut
  * down for sending). After a reject the stream is TCP's (R-7.1.2-7):
  * REJECTED stays, with its reason, TCP tells its own error, what is left
@@ -117,13 +134,8 @@ static void mpa_startup_push_refused(struct mpa_conn *c)
 	}
 	WRITE_ONCE(c->tx_sent, c->tx_len);
 	c->reply_cut = true;
-	if (c->refused_after_tx) {
-		/* as when the Reply went, unless TCP has its own to tell */
-		c->refused_after_tx = false;
-		if (!sk->sk_err)
-			WRITE_ONCE(sk->sk_err, c->err.errnum);
-		sk_error_report(sk);
-	}
+	/* as when the Reply went, unless TCP has its own error to tell */
+	mpa_startup_tell_refused(c, !!sk->sk_err);
 	mpa_conn_wake(c);
 }
 
@@ -172,12 +184,7 @@ void mpa_startup_push(struct mpa_conn *c)
 			continue;
 		/* SeqStart of our direction: the octet right behind the frame */
 		c->tx_seq_start = tcp_sk(sk)->write_seq;
-		if (c->refused_after_tx) {
-			/* told as a refused connect() is: SO_ERROR, EPOLLERR */
-			c->refused_after_tx = false;
-			WRITE_ONCE(sk->sk_err, c->err.errnum);
-			sk_error_report(sk);
-		}
+		mpa_startup_tell_refused(c, false);
 		if (c->close_after_tx) {
 			/* Appendix C.2.1: the Reply went out; now close. */
 			c->close_after_tx = false;
@@ -373,9 +380,10 @@ static void mpa_startup_rx(struct mpa_conn *c)
 
 	/* Not a Key's start: not MPA, whatever comes next (R-7.1.1-2) */
 	if (avail && avail < MPA_FRAME_HDR_SIZE) {
-		need = min_t(u32, avail, MPA_KEY_SIZE);
-		if (!mpa_rxq_peek(sk, 0, hdr, need) &&
-		    !mpa_frame_key_prefix_ok(hdr, need)) {
+		u32 seen = min_t(u32, avail, MPA_KEY_SIZE);
+
+		if (!mpa_rxq_peek(sk, 0, hdr, seen) &&
+		    !mpa_frame_key_prefix_ok(hdr, seen)) {
 			mpa_conn_fail(c,
 				      mpa_startup_reason_code(MPA_SR_BAD_KEY),
 				      MPA_SR_BAD_KEY, EPROTO, true);
