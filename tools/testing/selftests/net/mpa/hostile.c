@@ -6,6 +6,7 @@
  * reserved bits and R=1 in a Request, and a slow but timely trickle.
  */
 #include <signal.h>
+#include <sys/syscall.h>
 
 #include "kselftest_harness.h"
 #include "mpa_test.h"
@@ -257,19 +258,21 @@ TEST_F(hostile, bad_key_nonblocking)
 
 /* PD_Length says 100; 10 octets, then the FIN. */
 /*
- * The first @len octets of @req come after a while, then the FIN, in the
- * middle of the frame: a truncated frame.
+ * The first @len octets of @req come once MPA_START sleeps in its
+ * setsockopt, then the FIN, in the middle of the frame: a truncated frame.
  */
 static void cut_fin(struct __test_metadata *_metadata,
 		    FIXTURE_DATA(hostile) *self, const uint8_t *req, size_t len)
 {
-	struct t_raw_peer p = { .fd = self->raw, .delay_ms = 100, .wr = req,
+	struct t_raw_peer p = { .fd = self->raw, .wait_tid = gettid(),
+				.wait_nr = SYS_setsockopt, .wr = req,
 				.wr_len = len, .end = SHUT_WR };
 	int err;
 
 	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	EXPECT_EQ(-1, t_start_against(_metadata, t_raw_peer_run, &p, self->mpa,
 				      &err));
+	ASSERT_EQ(0, p.wait_rc);
 	EXPECT_EQ(EPROTO, err);
 	check_failed(_metadata, self->mpa, MPA_ERR_STARTUP,
 		     MPA_REASON_TRUNCATED, EPROTO);

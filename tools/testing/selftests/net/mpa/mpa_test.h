@@ -265,12 +265,43 @@ static inline long t_now_ms(void)
 
 /*
  * Only for negative checks ("nothing arrives within @ms"), never to wait
- * for something to happen: t_wait_acked() and poll() are the readiness
- * signals for that.
+ * for something to happen: t_wait_acked(), t_wait_sleeping_in() and
+ * poll() are the readiness signals for that.
  */
 static inline void t_sleep_ms(int ms)
 {
 	usleep(ms * 1000);
+}
+
+/*
+ * Wait until thread @tid sleeps in system call @nr (its /proc stat says
+ * S, its syscall file names @nr): 0, or -1 after @ms.
+ */
+static inline int t_wait_sleeping_in(pid_t tid, long nr, int ms)
+{
+	long end = t_now_ms() + ms;
+	char path[64], buf[256], *p;
+	long got;
+	FILE *f;
+
+	for (;;) {
+		snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+		f = fopen(path, "r");
+		got = f && fscanf(f, "%ld", &got) == 1 ? got : -1;
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+		f = fopen(path, "r");
+		p = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		if (f)
+			fclose(f);
+		if (got == nr && p && p[1] == ' ' && p[2] == 'S')
+			return 0;
+		if (t_now_ms() > end)
+			return -1;
+		/* no event says "asleep": look again shortly */
+		poll(NULL, 0, 2);
+	}
 }
 
 /* TCP_INFO as far as tcpi_notsent_bytes (glibc's struct ends earlier). */
@@ -933,14 +964,22 @@ static inline int mpa_policy_set1(int attr, __u32 val)
 
 /* Peers run in threads: they only record what happened, never assert. */
 
-/* A plain TCP peer that reads, waits, writes, then maybe ends the stream. */
+/*
+ * A plain TCP peer that reads, waits, writes, then maybe ends the stream.
+ * It waits for a readiness signal, never a fixed time: with @wait_tid set
+ * (before the thread starts), until thread @wait_tid is asleep in system
+ * call @wait_nr, as MPA_START's caller in setsockopt. It writes all the
+ * same after 10 s; @wait_rc tells, 0 or -1, for the test to check.
+ */
 struct t_raw_peer {
 	int fd;
 	size_t rd_len;		/* octets to read first */
 	int rd_timeout_ms;	/* 0: 5000 */
 	uint8_t rd[T_FRAME_MAX];
 	ssize_t rd_got;
-	int delay_ms;		/* before writing */
+	pid_t wait_tid;		/* 0: no wait */
+	long wait_nr;
+	int wait_rc;
 	const void *wr;
 	size_t wr_len;
 	int trickle_ms;		/* >0: one octet at a time, this far apart */
@@ -956,8 +995,9 @@ static inline void *t_raw_peer_run(void *arg)
 	if (p->rd_len)
 		p->rd_got = t_read(p->fd, p->rd, p->rd_len,
 				   p->rd_timeout_ms ?: 5000);
-	if (p->delay_ms)
-		t_sleep_ms(p->delay_ms);
+	if (p->wait_tid)
+		p->wait_rc = t_wait_sleeping_in(p->wait_tid, p->wait_nr,
+						10000);
 	if (p->trickle_ms) {
 		for (i = 0; i < p->wr_len; i++) {
 			if (i)

@@ -521,22 +521,24 @@ TEST_F(raw, initiator_delayed_startup)
 	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
 }
 
-/* Blocking responder: MPA_START waits for a Request sent later. */
+/*
+ * Blocking responder: MPA_START waits for a Request sent later, once it
+ * sleeps in its setsockopt.
+ */
 TEST_F(raw, responder_blocking_waits)
 {
 	uint8_t req[T_FRAME_MAX];
-	struct t_raw_peer p = { .fd = RAW_I, .delay_ms = 200 };
+	struct t_raw_peer p = { .fd = RAW_I, .wait_tid = gettid(),
+				.wait_nr = SYS_setsockopt };
 	pthread_t t;
-	long t0;
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	p.wr = req;
 	p.wr_len = t_frame(req, false, T_C, 1, NULL, 0);
 	ASSERT_EQ(0, pthread_create(&t, NULL, t_raw_peer_run, &p));
-	t0 = t_now_ms();
 	EXPECT_START(RESP);
-	EXPECT_LE(150, t_now_ms() - t0);
 	pthread_join(t, NULL);
+	ASSERT_EQ(0, p.wait_rc);
 	EXPECT_EQ((ssize_t)p.wr_len, p.wr_done);
 	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
 }
@@ -865,14 +867,17 @@ static void check_peer_closed(struct __test_metadata *_metadata, int m)
 	EXPECT_GE(0, recv(m, &c, 1, MSG_DONTWAIT));
 }
 
+/* The peer's FIN comes while MPA_START sleeps in its setsockopt. */
 TEST_F(raw, responder_peer_fin)
 {
-	struct t_raw_peer p = { .fd = RAW_I, .delay_ms = 100, .end = SHUT_WR };
+	struct t_raw_peer p = { .fd = RAW_I, .wait_tid = gettid(),
+				.wait_nr = SYS_setsockopt, .end = SHUT_WR };
 	int err;
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
 	EXPECT_EQ(-1, t_start_against(_metadata, t_raw_peer_run, &p, RESP,
 				      &err));
+	ASSERT_EQ(0, p.wait_rc);
 	EXPECT_EQ(ECONNRESET, err);
 	check_peer_closed(_metadata, RESP);
 }
@@ -1293,37 +1298,6 @@ static void *t_reader_run(void *arg)
 		close(p[1]);
 	}
 	return NULL;
-}
-
-/*
- * Wait until thread @tid sleeps in system call @nr (its /proc stat says
- * S, its syscall file names @nr): 0, or -1 after @ms.
- */
-static int t_wait_sleeping_in(pid_t tid, long nr, int ms)
-{
-	long end = t_now_ms() + ms;
-	char path[64], buf[256], *p;
-	long got;
-	FILE *f;
-
-	for (;;) {
-		snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
-		f = fopen(path, "r");
-		got = f && fscanf(f, "%ld", &got) == 1 ? got : -1;
-		if (f)
-			fclose(f);
-		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-		f = fopen(path, "r");
-		p = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		if (f)
-			fclose(f);
-		if (got == nr && p && p[1] == ' ' && p[2] == 'S')
-			return 0;
-		if (t_now_ms() > end)
-			return -1;
-		/* no event says "asleep": look again shortly */
-		poll(NULL, 0, 2);
-	}
 }
 
 static const long t_call_nr[] = {
