@@ -271,10 +271,15 @@ struct fi_count {
 	long long slab, page;
 };
 
-static void fi_read(struct fi_count *n)
+/* 0, or -1 if a count could not be read (not a count of FI_TIMES + 1) */
+static int fi_read(struct fi_count *n)
 {
-	n->slab = FI_TIMES - fi_get(FI_SLAB, "times");
-	n->page = FI_TIMES - fi_get(FI_PAGE, "times");
+	long long slab = fi_get(FI_SLAB, "times");
+	long long page = fi_get(FI_PAGE, "times");
+
+	n->slab = FI_TIMES - slab;
+	n->page = FI_TIMES - page;
+	return slab < 0 || page < 0 ? -1 : 0;
 }
 
 static int fi_on_prob(long p)
@@ -319,17 +324,19 @@ static int fi_prepare(struct __test_metadata *_metadata, struct fi_count *n)
 			start, end, end - start,
 			s_env_long("MPA_ALLOC_PROB", AL_PROB));
 	}
-	fi_read(n);
-	return 0;
+	return fi_read(n);
 }
 
-static void fi_report(const char *what, const struct fi_count *before)
+/* The failures injected since @before, both kinds (logged), or -1. */
+static long long fi_report(const char *what, const struct fi_count *before)
 {
 	struct fi_count now;
 
-	fi_read(&now);
+	if (fi_read(&now))
+		return -1;
 	fprintf(stderr, "# %s: %lld slab and %lld page allocations failed\n",
 		what, now.slab - before->slab, now.page - before->page);
+	return now.slab - before->slab + now.page - before->page;
 }
 
 /* What each test counts */
@@ -986,6 +993,8 @@ TEST_F_TIMEOUT(inject, shut_short, 300)
 	n = recv(r, got, sizeof(got), 0);
 	e = errno;
 	fi_off();
+	EXPECT_LE(1, FI_TIMES - fi_get(FI_SLAB, "times"))
+		TH_LOG("TCP's allocation did not fail");
 	EXPECT_EQ(-1, n) TH_LOG("recv: %zd octets", n);
 	EXPECT_EQ(ECONNRESET, e)
 		TH_LOG("memory stays short: %s, not the reset",
@@ -1150,7 +1159,11 @@ TEST_F_TIMEOUT(inject, startup, 900)
 		n, st.enomem_attach, st.enomem_start, st.full, st.ulpdus,
 		st.startup_errs[0], st.startup_errs[1], st.startup_errs[2],
 		st.startup_errs[3], st.startup_errs[4], st.enomem_send);
-	fi_report("startup", &self->start);
+	/* failures were injected, and connections got through them */
+	EXPECT_LT(0, fi_report("startup", &self->start))
+		TH_LOG("no allocation failed: nothing was injected");
+	EXPECT_LT(0, st.full)
+		TH_LOG("no connection of %u reached Full Operation", n);
 }
 
 /* ULPDUs both ways at once on several connections, under injection. */
@@ -1204,7 +1217,9 @@ TEST_F_TIMEOUT(inject, traffic, 900)
 		close(fds[k]);
 	fprintf(stderr, "# %lu ULPDUs delivered and checked on %zu connections, %lu sends repeated after ENOMEM, %lu directions ended by a reset\n",
 		ulpdus, ARRAY_SIZE(cfg), enomem, resets);
-	fi_report("traffic", &self->start);
+	EXPECT_LT(0, fi_report("traffic", &self->start))
+		TH_LOG("no allocation failed: nothing was injected");
+	EXPECT_LT(0, ulpdus) TH_LOG("no ULPDU was delivered");
 }
 
 /*
@@ -1251,7 +1266,9 @@ TEST_F_TIMEOUT(inject, pingpong, 900)
 		rounds, st.enomem_send);
 	free(b);
 	free(got);
-	fi_report("pingpong", &self->start);
+	EXPECT_LT(0, fi_report("pingpong", &self->start))
+		TH_LOG("no allocation failed: nothing was injected");
+	EXPECT_LT(0, rounds) TH_LOG("no round trip was made");
 }
 
 /* mpa_echo: load, the connections file */
@@ -1348,7 +1365,7 @@ static long long al_ke_num(const char *line, const char *key)
 TEST_F_TIMEOUT(inject, kapi, 900)
 {
 	unsigned int k, m, n = s_env_long("MPA_ALLOC_KCONNS", 12);
-	unsigned int kinit = 4, total = 20, done, lines;
+	unsigned int kinit = 4, total = 20, done, lines, checked = 0;
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
 		.sin_port = htons(AL_PORT),
@@ -1426,6 +1443,7 @@ TEST_F_TIMEOUT(inject, kapi, 900)
 	fprintf(stderr, "# our Initiators: %u connections, %lu ENOMEM from TCP_ULP, %lu from MPA_START, %lu failed startups, %lu in Full Operation, %lu ULPDUs echoed intact, %lu sends repeated after ENOMEM\n",
 		n, st.enomem_attach, st.enomem_start, failed_startup, full,
 		echoed, st.enomem_send);
+	EXPECT_LT(0, echoed) TH_LOG("none of our %u Initiators had an echo", n);
 
 	/* Its Initiators against our echoing Responder */
 	echo.lfd = s_listen4(1, 0, 16, &echo.addr);
@@ -1476,6 +1494,7 @@ TEST_F_TIMEOUT(inject, kapi, 900)
 		fprintf(stderr, "# the module's Initiator: %s\n", line);
 		fprintf(stderr, "#   verified %lld of %u, bad %lld, error %lld, call error %lld\n",
 			verified, total, bad, err, kerr);
+		checked++;
 		EXPECT_EQ(0, bad);
 		EXPECT_EQ(1, al_ke_num(line, "released"))
 			TH_LOG("a connection of the module never ended");
@@ -1489,6 +1508,10 @@ TEST_F_TIMEOUT(inject, kapi, 900)
 				TH_LOG("%lld of %u echoes, error %lld, call error %lld",
 				       verified, total, err, kerr);
 	}
+	/* each connect made a connection (its attach may have failed) */
+	EXPECT_EQ(kinit, checked)
+		TH_LOG("%u of the module's %u Initiators in its connections file (%u when waiting)",
+		       checked, kinit, lines);
 	close(echo.lfd);
 	pthread_join(echo.thr, NULL);
 	EXPECT_EQ(0, echo.err) TH_LOG("our Responder: %s", strerror(echo.err));
@@ -1497,7 +1520,8 @@ TEST_F_TIMEOUT(inject, kapi, 900)
 	EXPECT_EQ(0, t_sh("rmmod mpa_echo"));
 	free(b);
 	free(got);
-	fi_report("kapi", &self->start);
+	EXPECT_LT(0, fi_report("kapi", &self->start))
+		TH_LOG("no allocation failed: nothing was injected");
 }
 
 /* Connections with data queued both ways, ended under injection. */
@@ -1506,6 +1530,7 @@ TEST_F_TIMEOUT(inject, ending, 900)
 	struct linger l = { .l_onoff = 1, .l_linger = 0 };
 	uint64_t s = s_seed("MPA_ALLOC_SEED");
 	unsigned int k, n = s_env_long("MPA_ALLOC_TEARDOWNS", 60), q;
+	unsigned int ended = 0;
 	int fd[2], first, how, e;
 	uint8_t *b = malloc(MPA_MAX_ULPDU);
 	long t, slowest = 0;
@@ -1612,11 +1637,14 @@ TEST_F_TIMEOUT(inject, ending, 900)
 		if (t > slowest)
 			slowest = t;
 		fi_off();
+		ended++;
 	}
 	free(b);
 	fprintf(stderr, "# %u connections ended with data queued; the slowest end took %ld ms\n",
-		n, slowest);
-	fi_report("ending", &self->start);
+		ended, slowest);
+	EXPECT_LT(0, fi_report("ending", &self->start))
+		TH_LOG("no allocation failed: nothing was injected");
+	EXPECT_LT(0, ended) TH_LOG("no connection was ended");
 }
 
 /* The failures counted; the modules unload. */
@@ -1626,7 +1654,7 @@ TEST_F_TIMEOUT(inject, unload, 300)
 	long end = t_now_ms() + 120000;
 	char buf[64];
 
-	fi_read(&total);
+	ASSERT_EQ(0, fi_read(&total));
 	fprintf(stderr, "# injected: %lld slab and %lld page allocation failures in mpa.ko's call paths\n",
 		total.slab, total.page);
 	EXPECT_LE(AL_MIN_FAILS, total.slab + total.page);

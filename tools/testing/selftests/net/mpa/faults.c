@@ -9,7 +9,8 @@
  *             connections at once, Markers x CRC, random ULPDUs of
  *             1..64768 octets both ways at once, every ULPDU checked end
  *             to end (count, lengths, content, a CRC32c of all), no MPA
- *             error, both ends close cleanly
+ *             error, both ends close cleanly; netem dropped packets both
+ *             ways and every end retransmitted (the path was impaired)
  *   corrupt   a tc filter rewrites a payload octet of a chosen segment and
  *             recomputes the TCP checksum (act_pedit + act_csum, a faulty
  *             NIC or middlebox): TCP delivers the corrupted octets. With
@@ -409,6 +410,33 @@ static void imp_check(struct __test_metadata *_metadata, const char *what,
 	EXPECT_EQ(0, ei.errnum) TH_LOG("%s", what);
 }
 
+/* The packets the netem qdisc on @dev of @ns dropped (tc -s), or -1. */
+static long long imp_netem_dropped(const struct f_ns *ns, const char *dev)
+{
+	unsigned long long dropped;
+	char cmd[128], line[512];
+	long long n = -1;
+	bool netem = false;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "tc %s -s qdisc show dev %s", f_n(ns),
+		 dev);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "qdisc ", 6))
+			netem = !strncmp(line, "qdisc netem ", 12);
+		else if (netem && n < 0 &&
+			 sscanf(line, " Sent %*u bytes %*u pkt (dropped %llu",
+				&dropped) == 1)
+			n = dropped;
+	}
+	if (pclose(f))
+		return -1;
+	return n;
+}
+
 /* Wait until TCP is done with @fd (both FINs acknowledged): 0 or -1. */
 static int imp_wait_closed(int fd, int ms)
 {
@@ -430,6 +458,7 @@ static int imp_wait_closed(int fd, int ms)
 TEST_F_TIMEOUT(impaired, markers_x_crc_both_ways, 300)
 {
 	struct t_tcp_info tii, tir;
+	long long drop_a, drop_b;
 	struct imp_conn *c;
 	char what[64];
 	long ms;
@@ -505,7 +534,27 @@ TEST_F_TIMEOUT(impaired, markers_x_crc_both_ways, 300)
 			       ms % 1000, tii.base.tcpi_total_retrans,
 			       tir.base.tcpi_total_retrans, tii.segs_out,
 			       tir.segs_out);
+		/*
+		 * Over 3000 segments each way through 2 % loss: TCP's loss
+		 * recovery ran at both ends. (TCP retransmits now and then
+		 * on a clean path too: netem's drops below are the proof.)
+		 */
+		EXPECT_LT(0, tii.base.tcpi_total_retrans)
+			TH_LOG("M=%d CRC=%d: the Initiator retransmitted nothing",
+			       c->markers, c->crc);
+		EXPECT_LT(0, tir.base.tcpi_total_retrans)
+			TH_LOG("M=%d CRC=%d: the Responder retransmitted nothing",
+			       c->markers, c->crc);
 	}
+	/* netem dropped packets both ways, or it impaired nothing */
+	drop_a = imp_netem_dropped(&self->a, "va");
+	drop_b = imp_netem_dropped(&self->b, "vb");
+	ksft_print_msg("impaired: netem dropped %lld + %lld packets\n", drop_a,
+		       drop_b);
+	EXPECT_LT(0, drop_a)
+		TH_LOG("netem on va (Initiators to Responders) dropped nothing");
+	EXPECT_LT(0, drop_b)
+		TH_LOG("netem on vb (Responders to Initiators) dropped nothing");
 }
 
 /*
