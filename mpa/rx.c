@@ -335,6 +335,9 @@ bool mpa_rx_probe(struct mpa_conn *c)
 
 	if (READ_ONCE(c->rx_err))
 		return true;
+	/* after a reset nothing more comes: the machine stopped */
+	if (READ_ONCE(c->rx_reset))
+		return false;
 	mpa_rx_feed(c);
 	mpa_rx_window(c);
 	switch (mpa_rxm_state(&c->rxm)) {
@@ -358,7 +361,7 @@ static bool mpa_rx_need_copy(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
 
-	if (c->rx_err || c->rx_ready || !tcp_inq(sk) ||
+	if (c->rx_err || c->rx_reset || c->rx_ready || !tcp_inq(sk) ||
 	    mpa_rxm_state(&c->rxm) == MPA_RXM_FPDU)	/* an empty ULPDU */
 		return false;
 	/* Once started, copy mode lasts to the end of the FPDU. */
@@ -520,7 +523,13 @@ bool mpa_rx_process(struct mpa_conn *c)
 	}
 }
 
-/* TCP was reset (or timed out) with @errnum: code 1, once (A15) */
+/*
+ * TCP was reset (or timed out) with @errnum: code 1, once (A15). Every
+ * whole FPDU queued before it was delivered; the one begun, if any, never
+ * completes. The machine stops here (mpa_rx_probe()), and the octets of
+ * that FPDU that copy mode took out of TCP's queue go now, not at close
+ * (which frees what TCP itself still queues, as on TCP).
+ */
 static void mpa_rx_reset(struct mpa_conn *c, int errnum)
 {
 	if (!c->err.code) {
@@ -533,7 +542,8 @@ static void mpa_rx_reset(struct mpa_conn *c, int errnum)
 		c->err.errnum = errnum;
 		mpa_net_event(c, MPA_NET_ERROR);
 	}
-	c->rx_reset = true;
+	WRITE_ONCE(c->rx_reset, true);
+	mpa_rx_cbuf_free(c);
 }
 
 /**

@@ -16,6 +16,10 @@
  *                 the debug lane's; the stock lane's must), the memory
  *                 used stays within a bound, and it is freed as soon as
  *                 the FPDUs complete, the connections still open
+ *   copy.one_octet_short_bad_crc  the same, the last octet failing the CRC:
+ *                 freed once the receive halves failed
+ *   copy.one_octet_short_reset  the same, a reset instead of the last
+ *                 octet: freed once recv told of the reset
  *
  * The figures measured are printed (TH_LOG). Run as root.
  */
@@ -480,15 +484,28 @@ static int m_send_all(int fd, const uint8_t *buf, size_t len, int ms)
 	return 0;
 }
 
+/* How the FPDUs one octet short end */
+enum copy_end {
+	COPY_WHOLE,		/* the last octet comes */
+	COPY_BAD_CRC,		/* the last octet, its bits flipped */
+	COPY_RESET,		/* a reset (the peer closes with SO_LINGER 0) */
+};
+
 /*
  * Every connection gets all but the last octet of an FPDU too large for
- * its receive buffer (copy mode); then that octet, or (@bad) one with its
- * bits flipped, which fails the CRC: the copy buffers must be gone once
- * the ULPDUs were read, or once the receive halves failed (R-8-9).
+ * its receive buffer (copy mode); then how it ends (@end): the copy
+ * buffers must be gone once the ULPDUs were read, once the receive halves
+ * failed (R-8-9), or once recv told of the reset, the connections still
+ * open.
  */
 static void copy_run(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(copy) *self, bool bad)
+		     FIXTURE_DATA(copy) *self, enum copy_end end)
 {
+	static const char * const how[] = {
+		[COPY_WHOLE] = "FPDUs complete and read",
+		[COPY_BAD_CRC] = "FPDUs failed the CRC",
+		[COPY_RESET] = "reset told",
+	};
 	long long used0, used1, used2, slab0, slab1, slab2, cg0, cg1, cg2;
 	long long bound;
 	long tm0, tm1, tm2, t_start = t_now_ms(), t_setup, t_fill_done;
@@ -569,18 +586,26 @@ static void copy_run(struct __test_metadata *_metadata,
 	}
 
 	/*
-	 * The last octets: every ULPDU arrives whole and right, or (bad)
-	 * every connection's receive half fails with code 2.
+	 * The last octets: every ULPDU arrives whole and right, or every
+	 * connection's receive half fails with code 2; or a reset, told by
+	 * recv.
 	 */
-	if (bad)
+	if (end == COPY_BAD_CRC)
 		fpdu[wire - 1] ^= 0xff;
-	for (i = 0; i < CB_CONNS; i++)
-		ASSERT_EQ(1, t_send(self->raw[i], fpdu + wire - 1, 1));
+	for (i = 0; i < CB_CONNS; i++) {
+		if (end != COPY_RESET) {
+			ASSERT_EQ(1, t_send(self->raw[i], fpdu + wire - 1, 1));
+			continue;
+		}
+		mpa_close_abort(self->raw[i]);
+		self->raw[i] = -1;
+	}
 	for (i = 0; i < CB_CONNS; i++) {
 		r = t_recv_flags(self->m[i], got, T_ULPDU_BUF, 0, &fl);
-		if (bad) {
+		if (end != COPY_WHOLE) {
 			ASSERT_EQ(-1, r) TH_LOG("connection %d: %zd", i, r);
-			ASSERT_EQ(EBADMSG, errno)
+			ASSERT_EQ(end == COPY_RESET ? ECONNRESET : EBADMSG,
+				  errno)
 				TH_LOG("connection %d: %s", i, strerror(errno));
 			continue;
 		}
@@ -593,7 +618,7 @@ static void copy_run(struct __test_metadata *_metadata,
 	cg2 = m_cg_current(self->in_cg, self->cg);
 	tm2 = m_tcp_mem_pages();
 	TH_LOG("  %s (%ld ms in all): memory used %+lld KiB (slab caches %+lld KiB), memory cgroup %+lld KiB, TCP mem %+ld pages",
-	       bad ? "FPDUs failed the CRC" : "FPDUs complete and read",
+	       how[end],
 	       t_now_ms() - t_start, (used2 - used0) / KIB,
 	       (slab2 - slab0) / KIB, (cg2 - cg0) / KIB, tm2 - tm0);
 	/* Idle connections hold no copy buffer. */
@@ -609,12 +634,17 @@ static void copy_run(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(copy, one_octet_short, 900)
 {
-	copy_run(_metadata, self, false);
+	copy_run(_metadata, self, COPY_WHOLE);
 }
 
 TEST_F_TIMEOUT(copy, one_octet_short_bad_crc, 900)
 {
-	copy_run(_metadata, self, true);
+	copy_run(_metadata, self, COPY_BAD_CRC);
+}
+
+TEST_F_TIMEOUT(copy, one_octet_short_reset, 900)
+{
+	copy_run(_metadata, self, COPY_RESET);
 }
 
 TEST_HARNESS_MAIN
