@@ -837,7 +837,8 @@ void mpa_rx_start(struct mpa_conn *c)
 static bool mpa_rx_defer(const struct mpa_conn *c)
 {
 	return !c->kops && !READ_ONCE(c->rx_err) && !READ_ONCE(c->tx_held) &&
-	       !c->rx_cfill && mpa_rxm_state(&c->rxm) == MPA_RXM_MORE;
+	       !READ_ONCE(c->rx_reset) && !c->rx_cfill &&
+	       mpa_rxm_state(&c->rxm) == MPA_RXM_MORE;
 }
 
 /*

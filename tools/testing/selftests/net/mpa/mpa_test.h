@@ -273,29 +273,41 @@ static inline void t_sleep_ms(int ms)
 	usleep(ms * 1000);
 }
 
+/* The state letter of thread @tid in /proc (S, R, D...), or 0. */
+static inline char t_task_state(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "r");
+	p = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	if (f)
+		fclose(f);
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
 /*
  * Wait until thread @tid sleeps in system call @nr (its /proc stat says
- * S, its syscall file names @nr): 0, or -1 after @ms.
+ * S before and after its syscall file names @nr, so that the sleep is
+ * that call's): 0, or -1 after @ms.
  */
 static inline int t_wait_sleeping_in(pid_t tid, long nr, int ms)
 {
 	long end = t_now_ms() + ms;
-	char path[64], buf[256], *p;
+	char path[64];
 	long got;
 	FILE *f;
 
 	for (;;) {
+		bool before = t_task_state(tid) == 'S';
+
 		snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
 		f = fopen(path, "r");
 		got = f && fscanf(f, "%ld", &got) == 1 ? got : -1;
 		if (f)
 			fclose(f);
-		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-		f = fopen(path, "r");
-		p = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		if (f)
-			fclose(f);
-		if (got == nr && p && p[1] == ' ' && p[2] == 'S')
+		if (before && got == nr && t_task_state(tid) == 'S')
 			return 0;
 		if (t_now_ms() > end)
 			return -1;
