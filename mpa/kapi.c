@@ -385,9 +385,11 @@ static int mpa_kanswer(struct mpa_conn *c, bool reject, const void *pd,
  *
  * Context: process context, from a callback or not.
  * Return: 0, -EINVAL when no Request waits for an answer, -EMSGSIZE,
- * -ETIMEDOUT when the answer came too late, -ECONNRESET after a reset
- * (&mpa_kops.error told either), -EPIPE after the consumer's own
- * kernel_sock_shutdown() of sending (the Request still waits).
+ * -ETIMEDOUT when the answer came too late, -ECONNRESET after a reset,
+ * -EPROTO when the Initiator sent octets behind its Request (requirements
+ * A6: no Reply goes) (&mpa_kops.error told each), -EPIPE after the
+ * consumer's own kernel_sock_shutdown() of sending (the Request still
+ * waits).
  */
 int mpa_kaccept(struct mpa_conn *c, const void *pd, u32 pd_len)
 {
@@ -414,7 +416,7 @@ EXPORT_SYMBOL_GPL(mpa_kaccept);
  * from an Initiator), -EISCONN once FPDUs went, -ENOTCONN when an
  * Initiator was told (&mpa_kops.error) that TCP was reset (or timed
  * out) since the Reply, -EMSGSIZE; a Responder gets -ETIMEDOUT,
- * -ECONNRESET and -EPIPE as from mpa_kaccept().
+ * -ECONNRESET, -EPROTO and -EPIPE as from mpa_kaccept().
  */
 int mpa_kreject(struct mpa_conn *c, const void *pd, u32 pd_len)
 {

@@ -388,8 +388,11 @@ static const char *const mpa_state_names[] = {
 	[MPA_STATE_FAILED]		= "Failed",
 };
 
-/* The causes of startup failures (the others end Full Operation) */
-static const char *const mpa_reason_names[MPA_REASON_PEER_CLOSED + 1] = {
+/*
+ * The causes of startup failures (the others, without a name, end Full
+ * Operation or are the peer's reject)
+ */
+static const char *const mpa_reason_names[MPA_REASON_COUNT] = {
 	[MPA_REASON_NONE]		= "None",
 	[MPA_REASON_BAD_KEY]		= "BadKey",
 	[MPA_REASON_INIT_INIT]		= "InitInit",
@@ -407,6 +410,7 @@ static const char *const mpa_reason_names[MPA_REASON_PEER_CLOSED + 1] = {
 	[MPA_REASON_TRUNCATED]		= "Truncated",
 	[MPA_REASON_TIMEOUT]		= "Timeout",
 	[MPA_REASON_PEER_CLOSED]	= "PeerClosed",
+	[MPA_REASON_EARLY_DATA]		= "EarlyData",
 };
 
 static int mpa_stat_show(struct seq_file *seq, void *v)
@@ -436,8 +440,9 @@ static int mpa_stat_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "%-31s%llu\n", "MpaMarkerErrors",
 		   st->traffic.marker_errors);
 	for (i = MPA_REASON_NONE + 1; i < ARRAY_SIZE(mpa_reason_names); i++)
-		seq_printf(seq, "MpaStartupFail%-17s%llu\n",
-			   mpa_reason_names[i], st->failures[i]);
+		if (mpa_reason_names[i])
+			seq_printf(seq, "MpaStartupFail%-17s%llu\n",
+				   mpa_reason_names[i], st->failures[i]);
 	kfree(st);
 	return 0;
 }

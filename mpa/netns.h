@@ -15,7 +15,7 @@ struct genl_family;
 struct mpa_conn;
 
 /* Number of enum mpa_reason values */
-#define MPA_REASON_COUNT	(MPA_REASON_BAD_LENGTH + 1)
+#define MPA_REASON_COUNT	(MPA_REASON_EARLY_DATA + 1)
 
 /**
  * struct mpa_net_policy - a namespace's policy for its new connections

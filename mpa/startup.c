@@ -5,10 +5,12 @@
  *
  * Received frames are read in place on TCP's receive queue and consumed
  * only once complete and valid, exactly 20 + PD_Length octets: octets the
- * peer sent before MPA was attached are part of the frame, and octets right
- * behind it stay queued for what comes next (FPDUs, or the plain stream
- * after a reject). Everything here runs in process context under the socket
- * lock.
+ * peer sent before MPA was attached are part of the frame. Octets right
+ * behind the Reply stay queued for what comes next at the Initiator
+ * (FPDUs, or the plain stream after a reject); octets behind the Request
+ * before the Reply is queued fail the Responder's startup (requirements
+ * A6, mpa_startup_early_data()). Everything here runs in process context
+ * under the socket lock.
  *
  * What only the startup needs (our frame, the Responder's negotiation) is
  * in a &struct mpa_startup of its own, allocated when the startup starts
@@ -232,6 +234,31 @@ static void mpa_startup_reject(struct mpa_conn *c, int len)
 	mpa_startup_push(c);
 }
 
+/*
+ * Responder, the Request read and no Reply queued yet: is an octet queued
+ * behind the Request? That is a protocol violation (requirements A6): the
+ * Initiator sends nothing behind its Request before it has the Reply (no
+ * FPDU, R-7.1.2-15; no plain stream before it knows of a reject), and it
+ * cannot have the Reply before we queued it. Such octets would be taken
+ * for the Initiator's first FPDU after an accept, for the plain stream
+ * after a reject. The startup fails as for an invalid frame (code 4,
+ * EPROTO, TCP closed with a FIN): no Reply goes. MPA sockets are
+ * SO_OOBINLINE, so tcp_inq() counts an urgent octet too; a FIN is none.
+ *
+ * Checked as the Request is read (octets in the same segments), as more
+ * arrive while it waits for its answer (data_ready has the work run
+ * mpa_startup_process()), and at the answer, before the Reply is built.
+ *
+ * Return: true when the startup failed.
+ */
+static bool mpa_startup_early_data(struct mpa_conn *c)
+{
+	if (!tcp_inq(c->sk))
+		return false;
+	mpa_conn_fail(c, MPA_ERR_STARTUP, MPA_REASON_EARLY_DATA, EPROTO, true);
+	return true;
+}
+
 /* Initiator: the Reply arrived. */
 static void mpa_reply_in(struct mpa_conn *c)
 {
@@ -264,6 +291,9 @@ static void mpa_request_in(struct mpa_conn *c)
 	mpa_negotiate_request(&c->policy, &c->peer, &st->neg);
 	switch (st->neg.action) {
 	case MPA_NEG_ACCEPT:
+		/* not even told to the consumer: octets behind it (A6) */
+		if (mpa_startup_early_data(c))
+			break;
 		/* The consumer judges the Private Data (ambiguity A24). */
 		mpa_conn_set_state(c, MPA_STATE_REQUEST_RECEIVED);
 		mpa_startup_timer(c);
@@ -274,7 +304,11 @@ static void mpa_request_in(struct mpa_conn *c)
 		 * common): answer R=1 (R-7.1.2-5, R-7.1.2-18), leave MPA and
 		 * keep TCP open (R-7.1.2-7). Unlike a reject of its own, the
 		 * application hears of it: MPA_START fails with ECONNREFUSED.
+		 * Not with octets behind the Request (A6): no plain stream
+		 * after a reject could start with them.
 		 */
+		if (mpa_startup_early_data(c))
+			break;
 		len = mpa_reply_build(&st->neg, true, NULL, 0, st->tx_frame,
 				      sizeof(st->tx_frame));
 		if (len < 0) {
@@ -438,12 +472,15 @@ static void mpa_startup_rx(struct mpa_conn *c)
 }
 
 /*
- * Waiting for the answer (REQUEST_RECEIVED): a reset (or TCP's timeout)
- * ends the startup now (code 1), not at the answer, whose Reply could not
- * go, nor at the startup timeout (code 4).
+ * Waiting for the answer (REQUEST_RECEIVED): octets behind the Request end
+ * the startup now (code 4, requirements A6), before a reset that came
+ * after them; a reset (or TCP's timeout) ends it now (code 1), not at the
+ * answer, whose Reply could not go, nor at the startup timeout (code 4).
  */
-static void mpa_startup_check_reset(struct mpa_conn *c)
+static void mpa_startup_check_waiting(struct mpa_conn *c)
 {
+	if (mpa_startup_early_data(c))
+		return;
 	if (READ_ONCE(c->sk->sk_state) == TCP_CLOSE)
 		mpa_conn_fail(c, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
 			      ECONNRESET, true);
@@ -464,7 +501,7 @@ void mpa_startup_process(struct mpa_conn *c)
 		mpa_startup_rx(c);
 		break;
 	case MPA_STATE_REQUEST_RECEIVED:
-		mpa_startup_check_reset(c);
+		mpa_startup_check_waiting(c);
 		break;
 	}
 	if (c->tx_sent != c->tx_len)
@@ -592,7 +629,8 @@ static int mpa_startup_refuse(struct mpa_conn *c)
  * Return: 0; -EINVAL in another state or for an Initiator's accept or
  * Private Data; -EISCONN once FPDUs went; -EMSGSIZE for too much Private
  * Data; -EPIPE after our own shutdown(SHUT_WR) (nothing changes); a
- * Responder whose startup failed meanwhile (the timeout, a reset) gets
+ * Responder whose startup failed meanwhile (the timeout, a reset, octets
+ * the Initiator sent behind its Request: -EPROTO, requirements A6) gets
  * the failure's errno.
  */
 int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
@@ -603,9 +641,12 @@ int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
 
 	if (c->role == MPA_ROLE_INITIATOR)
 		return reject && !pd_len ? mpa_startup_refuse(c) : -EINVAL;
-	/* a reset the work has not seen yet ends the startup first */
+	/*
+	 * Octets behind the Request (A6), or a reset, that the work has not
+	 * seen yet end the startup first: no Reply goes then.
+	 */
 	if (mpa_conn_state(c) == MPA_STATE_REQUEST_RECEIVED)
-		mpa_startup_check_reset(c);
+		mpa_startup_check_waiting(c);
 	if (mpa_conn_state(c) == MPA_STATE_FAILED && c->have_peer)
 		return -c->err.errnum;
 	if (mpa_conn_state(c) != MPA_STATE_REQUEST_RECEIVED)

@@ -67,6 +67,10 @@ struct mpa_kparams {
  *	answer with mpa_kaccept() or mpa_kreject(), here or later from any
  *	process context, within the startup timeout (@timeout_ms, started
  *	again when the Request arrived); else @error reports the timeout.
+ *	Octets the Initiator sends behind its Request before the Reply fail
+ *	the startup (code 4, %MPA_REASON_EARLY_DATA, requirements A6): not
+ *	called when they came with the Request, @error told when they came
+ *	later.
  *	Here and in @reply, the Private Data is @pd_len octets at @pd (NULL
  *	when there is none)
  * @reply: Initiator: the Reply arrived (&mpa_frame_info.flags has

@@ -678,6 +678,80 @@ static void kapi_request_before_timeout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0U, cr->err.code);
 }
 
+/* @len octets at @buf from @sock, a socket without MPA: a raw peer */
+static int kapi_send_raw(struct socket *sock, const void *buf, size_t len)
+{
+	struct kvec kv = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = {};
+
+	return kernel_sendmsg(sock, &msg, &kv, 1, len);
+}
+
+/* A raw Initiator's Request: Rev 1, C=1, no Private Data */
+static const u8 kapi_raw_request[MPA_FRAME_HDR_SIZE] = {
+	'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R',
+	'e', 'q', ' ', 'F', 'r', 'a', 'm', 'e',
+	0x40, 0x01, 0x00, 0x00,
+};
+
+/* The Responder @er failed with code 4, EARLY_DATA; no answer goes. */
+static void kapi_expect_early_data(struct kunit *test, struct mpa_conn *cr,
+				   struct kapi_end *er)
+{
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->error));
+	KUNIT_EXPECT_EQ(test, (u32)MPA_ERR_STARTUP, er->err.code);
+	KUNIT_EXPECT_EQ(test, (u32)MPA_REASON_EARLY_DATA, er->err.reason);
+	KUNIT_EXPECT_EQ(test, EPROTO, er->err.errnum);
+	KUNIT_EXPECT_EQ(test, -EPROTO, mpa_kaccept(cr, NULL, 0));
+	KUNIT_EXPECT_EQ(test, -EPROTO, mpa_kreject(cr, NULL, 0));
+	KUNIT_EXPECT_EQ(test, MPA_STATE_FAILED, (int)mpa_conn_state(cr));
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->established));
+}
+
+/*
+ * Requirements A6: octets a raw Initiator sent behind its Request, with
+ * it, before any Reply, fail the kernel Responder's startup at once: the
+ * request callback never runs, the error callback tells code 4,
+ * EARLY_DATA, EPROTO, and mpa_kaccept() and mpa_kreject() fail with
+ * -EPROTO.
+ */
+static void kapi_early_data_with_request(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *er = kapi_end_new(test);
+	u8 buf[MPA_FRAME_HDR_SIZE + 4];
+	struct mpa_conn *cr;
+
+	er->accept_later = true;
+	cr = kapi_attach(test, pair->server, &kapi_responder_plain, er);
+	memcpy(buf, kapi_raw_request, MPA_FRAME_HDR_SIZE);
+	memcpy(buf + MPA_FRAME_HDR_SIZE, "FPDU", 4);
+	KUNIT_ASSERT_EQ(test, (int)sizeof(buf),
+			kapi_send_raw(pair->client, buf, sizeof(buf)));
+	kapi_expect_early_data(test, cr, er);
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->request));
+}
+
+/*
+ * The same octets after the Request, while the consumer judges it: the
+ * startup fails as they arrive, before any answer (A6).
+ */
+static void kapi_early_data_while_judged(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *er = kapi_end_new(test);
+	struct mpa_conn *cr;
+
+	er->accept_later = true;
+	cr = kapi_attach(test, pair->server, &kapi_responder_plain, er);
+	KUNIT_ASSERT_EQ(test, MPA_FRAME_HDR_SIZE,
+			kapi_send_raw(pair->client, kapi_raw_request,
+				      MPA_FRAME_HDR_SIZE));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->request));
+	KUNIT_ASSERT_EQ(test, 4, kapi_send_raw(pair->client, "FPDU", 4));
+	kapi_expect_early_data(test, cr, er);
+}
+
 static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_attach_args),
 	KUNIT_CASE(kapi_send_args),
@@ -693,6 +767,8 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_refuse_resume_loop),
 	KUNIT_CASE(kapi_run_without_sg),
 	KUNIT_CASE(kapi_request_before_timeout),
+	KUNIT_CASE(kapi_early_data_with_request),
+	KUNIT_CASE(kapi_early_data_while_judged),
 	{}
 };
 

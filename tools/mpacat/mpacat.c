@@ -129,6 +129,7 @@ static const char *const reason_names[] = {
 	[MPA_REASON_CRC] = "CRC",
 	[MPA_REASON_MARKER] = "MARKER",
 	[MPA_REASON_BAD_LENGTH] = "BAD_LENGTH",
+	[MPA_REASON_EARLY_DATA] = "EARLY_DATA",
 };
 
 static const char *const code_names[] = {

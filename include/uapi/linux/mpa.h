@@ -174,6 +174,9 @@ enum mpa_reason {
 	MPA_REASON_CRC,			/* FPDU with a bad CRC (code 2) */
 	MPA_REASON_MARKER,		/* Marker disagrees with FPDU (code 3) */
 	MPA_REASON_BAD_LENGTH,		/* ULPDU_Length above 64768 (code 2) */
+	MPA_REASON_EARLY_DATA,		/* octets behind the Request before
+					 * the Reply (code 4)
+					 */
 };
 
 /**

@@ -215,6 +215,52 @@ TEST_F(hostile, rev2_no_common_rtr)
 }
 
 /*
+ * The same Request with octets right behind it (the plain stream the
+ * Initiator would send after a reject it cannot have seen yet): not the
+ * reject, but a failed startup, code 4, EARLY_DATA (requirements A6); no
+ * Reply before our FIN.
+ */
+TEST_F(hostile, rev2_no_common_rtr_early_data)
+{
+	uint8_t req[T_HDR + 4 + 4];
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set_enh(self->mpa, 4, 4, 0, MPA_RTR_WRITE));
+	t_frame_v2(req, false, T_C, true, MPA_RTR_READ | MPA_RTR_SEND, 4, 4,
+		   NULL, 0);
+	memcpy(req + T_HDR + 4, "ping", 4);
+	responder_fails(_metadata, self, req, sizeof(req),
+			MPA_REASON_EARLY_DATA);
+	EXPECT_EQ(-1, mpa_answer(self->mpa, MPA_REJECT, NULL, 0));
+	EXPECT_EQ(EPROTO, errno);
+}
+
+/*
+ * A Rev 2 peer-to-peer Initiator that sends its RTR (a zero-length RDMA
+ * Write, its first FPDU) with its Request, before the Reply: RFC 6581 has
+ * it follow the Reply. Code 4, EARLY_DATA (A6), no Reply.
+ */
+TEST_F(hostile, rev2_rtr_before_reply)
+{
+	static const uint8_t rtr_write[] = {
+		0xc1, 0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	};
+	uint8_t buf[T_HDR + 4 + 64];
+	struct t_fpdu_info info;
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(self->mpa, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set_enh(self->mpa, 4, 4, MPA_ENH_PEER_TO_PEER,
+				 MPA_RTR_WRITE));
+	n = t_frame_v2(buf, false, T_C, true, MPA_RTR_WRITE, 4, 4, NULL, 0);
+	n += t_fpdu_encode(buf + n, 0, false, rtr_write, sizeof(rtr_write),
+			   &info);
+	responder_fails(_metadata, self, buf, n, MPA_REASON_EARLY_DATA);
+	EXPECT_EQ(-1, mpa_answer(self->mpa, MPA_ACCEPT, NULL, 0));
+	EXPECT_EQ(EPROTO, errno);
+}
+
+/*
  * The same Request after the Responder's own shutdown(SHUT_WR): its Reply
  * cannot go, and the reject stands all the same (REJECTED, NO_RTR,
  * ECONNREFUSED); it was a failure blamed on the peer (FAILED, code 1,

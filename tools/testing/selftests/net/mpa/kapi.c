@@ -2097,11 +2097,13 @@ TEST_F_TIMEOUT(closing, queued_reset, 120)
 /*
  * flood: the module closes connections while raw peers flood them. Each
  * round a raw peer sends either junk for a Request (the module's error
- * callback closes in the startup phase) or a Request and then FPDUs, one
- * of them with a bad CRC (it closes in Full Operation, in copy mode: the
- * module's receive buffer is small; slow_ms has it refuse each ULPDU once
- * and take it with mpa_kresume() a millisecond later), and goes on
- * flooding until the connection is reset. Then mpa_echo unloads, and mpa.
+ * callback closes in the startup phase) or a Request, reads the Reply (an
+ * Initiator sends nothing behind its Request before it has the Reply,
+ * requirements A6) and then floods FPDUs, one of them with a bad CRC (it
+ * closes in Full Operation, in copy mode: the module's receive buffer is
+ * small; slow_ms has it refuse each ULPDU once and take it with
+ * mpa_kresume() a millisecond later), and goes on flooding until the
+ * connection is reset. Then mpa_echo unloads, and mpa.
  */
 #define F_ROUNDS	200
 #define F_WORKERS	2
@@ -2109,7 +2111,7 @@ TEST_F_TIMEOUT(closing, queued_reset, 120)
 
 /* The floods: a Request, FPDUs (one bad), good FPDUs again and again */
 static uint8_t *f_data;
-static size_t f_len, f_loop, f_bad_end;
+static size_t f_req_len, f_len, f_loop, f_bad_end;
 static uint8_t f_junk[4096];
 
 static void f_build(void)
@@ -2123,6 +2125,7 @@ static void f_build(void)
 	if (!f_data)
 		goto out;
 	f_len = t_frame(f_data, false, T_C, 1, KE_REQ_PD, strlen(KE_REQ_PD));
+	f_req_len = f_len;
 	for (k = 0; k < 2 * F_FPDUS; k++) {
 		n = 1000 + k * 1237 % 19000;
 		t_fill(u, n, k);
@@ -2170,9 +2173,23 @@ static void f_round(struct f_worker *w)
 		f.len = sizeof(f_junk);
 		f.loop = 0;
 	} else {
+		uint8_t rep[T_HDR + sizeof(KE_ACCEPT_PD) - 1];
+
+		/* the Request, and the Reply, before any FPDU */
+		if (t_send(f.fd, f_data, f_req_len) != (ssize_t)f_req_len ||
+		    t_read(f.fd, rep, sizeof(rep), KE_WAIT) !=
+		    (ssize_t)sizeof(rep)) {
+			if (!w->fails++)
+				snprintf(w->why, sizeof(w->why),
+					 "no Reply: %s", strerror(errno));
+			mpa_close_abort(f.fd);
+			return;
+		}
 		f.data = f_data;
 		f.len = f_len;
 		f.loop = f_loop;
+		f.start = f_req_len;
+		f.sent = f_req_len;
 	}
 	if (pthread_create(&f.thr, NULL, t_flood_run, &f)) {
 		close(f.fd);

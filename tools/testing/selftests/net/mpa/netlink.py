@@ -91,7 +91,7 @@ STATS_KEYS = ('conns-streaming', 'conns-startup', 'conns-full',
 PROC_REASONS = ('BadKey', 'InitInit', 'ReplyAtResponder', 'PdTooLong',
                 'V2Short', 'BadRev', 'Rev0', 'RevMismatch', 'V2Mismatch',
                 'P2pMismatch', 'NoRtr', 'RtrMismatch', 'PdBuffer',
-                'Truncated', 'Timeout', 'PeerClosed')
+                'Truncated', 'Timeout', 'PeerClosed', 'EarlyData')
 
 
 class Fail(Exception):

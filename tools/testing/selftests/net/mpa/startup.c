@@ -583,16 +583,18 @@ TEST_F(raw, responder_nonblocking_epoll)
 	responder_nonblock(_metadata, RESP, RAW_I, true);
 }
 
-/* Reject: R=1 goes out, MPA is left, what followed the Request is data. */
+/*
+ * Reject: R=1 goes out, MPA is left; what the Initiator sends once it has
+ * the Reply is plain stream, every octet of it.
+ */
 TEST_F(raw, responder_reject_passthrough)
 {
-	uint8_t buf[T_FRAME_MAX + 8], exp[T_FRAME_MAX], got[T_FRAME_MAX];
+	uint8_t req[T_FRAME_MAX], exp[T_FRAME_MAX], got[T_FRAME_MAX];
 	size_t n;
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	n = t_frame(buf, false, T_C, 1, "who", 3);
-	memcpy(buf + n, "hello", 5);
-	ASSERT_EQ(n + 5, t_send(RAW_I, buf, n + 5));
+	n = t_frame(req, false, T_C, 1, "who", 3);
+	ASSERT_EQ(n, t_send(RAW_I, req, n));
 	ASSERT_START(RESP);
 	ASSERT_EQ(3, mpa_peer_pd(RESP, got, sizeof(got)));
 	EXPECT_BYTES("who", got, 3);
@@ -601,13 +603,177 @@ TEST_F(raw, responder_reject_passthrough)
 	n = t_frame(exp, true, T_C | T_R, 1, "no", 2);
 	t_expect_read(_metadata, RAW_I, exp, n, T_WAIT);
 
-	/* Exactly the octets behind the Request, then plain stream. */
+	/* Exactly the octets behind the Reply, then plain stream. */
+	ASSERT_EQ(5, t_send(RAW_I, "hello", 5));
 	t_expect_read(_metadata, RESP, "hello", 5, T_WAIT);
 	EXPECT_TRUE(t_quiet(RESP, RAW_I));
 	t_flow(_metadata, RESP, RAW_I, "back", 4, T_WAIT);
 	t_flow(_metadata, RAW_I, RESP, "again", 5, T_WAIT);
 	EXPECT_EQ(-1, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
 	EXPECT_EQ(EINVAL, errno);
+}
+
+/*
+ * Requirements A6: octets the raw Initiator sent behind its Request
+ * before any Reply (it may send no FPDU before it has the Reply,
+ * R-7.1.2-15, nor plain stream before it knows of a reject, and it cannot
+ * have the Reply before the Responder queued it). The Responder @m failed
+ * its startup as for an invalid frame: FAILED, code 4, EARLY_DATA,
+ * EPROTO, nothing readable; the answer @answer (MPA_ACCEPT or MPA_REJECT)
+ * and then the other one fail with EPROTO and change nothing; the raw
+ * peer @raw reads our FIN, no Reply before it.
+ */
+static void check_early_data(struct __test_metadata *_metadata, int m,
+			     int raw, int answer)
+{
+	int other = answer == MPA_ACCEPT ? MPA_REJECT : MPA_ACCEPT;
+	int n = -1;
+	char c;
+
+	EXPECT_MPA_STATE(m, MPA_STATE_FAILED);
+	EXPECT_MPA_ERROR(m, MPA_ERR_STARTUP, MPA_REASON_EARLY_DATA, EPROTO);
+	/* the early octets are still in TCP, and no reader's */
+	EXPECT_EQ(0, ioctl(m, SIOCINQ, &n));
+	EXPECT_EQ(0, n);
+	EXPECT_GE(0, recv(m, &c, 1, MSG_DONTWAIT));
+	EXPECT_EQ(-1, mpa_answer(m, answer, "pd", 2));
+	EXPECT_EQ(EPROTO, errno);
+	EXPECT_EQ(-1, mpa_answer(m, other, NULL, 0));
+	EXPECT_EQ(EPROTO, errno);
+	EXPECT_MPA_STATE(m, MPA_STATE_FAILED);
+	EXPECT_MPA_ERROR(m, MPA_ERR_STARTUP, MPA_REASON_EARLY_DATA, EPROTO);
+	EXPECT_EQ(0, t_wait_eof(raw, T_WAIT));
+}
+
+/* An FPDU of @len octets of @u at stream position 0, no Markers, at @b. */
+static size_t early_fpdu(uint8_t *b, const void *u, size_t len)
+{
+	struct t_fpdu_info info;
+
+	return t_fpdu_encode(b, 0, false, u, len, &info);
+}
+
+/*
+ * The Request and a valid FPDU right behind it, in one segment: MPA_START
+ * fails as for an invalid frame (the Request is never REQUEST_RECEIVED),
+ * and so does the answer (A6).
+ */
+static void early_data_with_request(struct __test_metadata *_metadata,
+				    int m, int raw, int answer)
+{
+	uint8_t buf[T_FRAME_MAX + 64];
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	n = t_frame(buf, false, T_C, 1, "who", 3);
+	n += early_fpdu(buf + n, "too early", 9);
+	ASSERT_EQ(n, t_send(raw, buf, n));
+	EXPECT_EQ(-1, mpa_start(m));
+	EXPECT_EQ(EPROTO, errno);
+	check_early_data(_metadata, m, raw, answer);
+}
+
+TEST_F(raw, responder_early_data_with_request_accept)
+{
+	early_data_with_request(_metadata, RESP, RAW_I, MPA_ACCEPT);
+}
+
+TEST_F(raw, responder_early_data_with_request_reject)
+{
+	early_data_with_request(_metadata, RESP, RAW_I, MPA_REJECT);
+}
+
+/*
+ * The Request alone, then, while the application judges it (MPA_START
+ * returned, REQUEST_RECEIVED), octets from the Initiator: once TCP has
+ * them, the answer fails with EPROTO and sends no Reply, whether the
+ * startup failed as they arrived or at the answer (A6).
+ */
+static void early_data_while_judged(struct __test_metadata *_metadata,
+				    int m, int raw, int answer)
+{
+	uint8_t req[T_HDR], fpdu[64];
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(raw, req, T_HDR));
+	ASSERT_START(m);
+	EXPECT_MPA_STATE(m, MPA_STATE_REQUEST_RECEIVED);
+	n = early_fpdu(fpdu, "too early", 9);
+	ASSERT_EQ(n, t_send(raw, fpdu, n));
+	ASSERT_EQ(0, t_wait_acked(raw, T_WAIT));
+	EXPECT_EQ(-1, mpa_answer(m, answer, NULL, 0));
+	EXPECT_EQ(EPROTO, errno);
+	EXPECT_EQ(EPROTO, t_so_error(m));
+	check_early_data(_metadata, m, raw, answer);
+}
+
+TEST_F(raw, responder_early_data_while_judged_accept)
+{
+	early_data_while_judged(_metadata, RESP, RAW_I, MPA_ACCEPT);
+}
+
+TEST_F(raw, responder_early_data_while_judged_reject)
+{
+	early_data_while_judged(_metadata, RESP, RAW_I, MPA_REJECT);
+}
+
+/* The Responder @m has the raw Initiator @raw's Request, unanswered. */
+static void request_waits(struct __test_metadata *_metadata, int m, int raw,
+			  int timeout_ms)
+{
+	uint8_t req[T_HDR];
+
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, timeout_ms));
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(raw, req, T_HDR));
+	ASSERT_START(m);
+	EXPECT_MPA_STATE(m, MPA_STATE_REQUEST_RECEIVED);
+}
+
+/* ...and its startup fails while it waits: EPOLLERR, SO_ERROR @err. */
+static void waiting_request_fails(struct __test_metadata *_metadata, int m,
+				  int err)
+{
+	/* not writable while the Request waits: only the failure wakes it */
+	int ev = t_poll(m, POLLOUT, T_WAIT);
+
+	EXPECT_EQ(POLLERR, ev & POLLERR) TH_LOG("revents 0x%x, state %ld",
+						ev, mpa_state(m));
+	EXPECT_EQ(err, t_so_error(m));
+}
+
+/*
+ * One octet after the Request, while it waits for its answer: the startup
+ * fails as it arrives, without an answer (EPOLLERR, SO_ERROR EPROTO), as
+ * for a frame that was invalid (A6); a late answer gets EPROTO.
+ */
+TEST_F(raw, responder_early_data_fails_on_arrival)
+{
+	request_waits(_metadata, RESP, RAW_I, T_TIMEOUT);
+	ASSERT_EQ(1, t_send(RAW_I, "x", 1));
+	waiting_request_fails(_metadata, RESP, EPROTO);
+	check_early_data(_metadata, RESP, RAW_I, MPA_ACCEPT);
+}
+
+/*
+ * Non-blocking, the Request and the octets behind it in two segments
+ * that may be read together or not: either way the startup fails with
+ * EARLY_DATA (EPOLLERR), whether or not the Request was shown first.
+ */
+TEST_F(raw, responder_early_data_nonblocking)
+{
+	uint8_t req[T_HDR];
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	t_start_nonblock(_metadata, RESP);
+	t_frame(req, false, T_C, 1, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	ASSERT_EQ(4, t_send(RAW_I, "ping", 4));
+	ASSERT_EQ(POLLERR, t_poll(RESP, POLLOUT, T_WAIT) & POLLERR);
+	EXPECT_EQ(EPROTO, t_so_error(RESP));
+	check_early_data(_metadata, RESP, RAW_I, MPA_REJECT);
 }
 
 TEST_F(raw, responder_reply_pd_too_long)
@@ -707,7 +873,7 @@ static void io_refused(struct __test_metadata *_metadata, int fd)
 TEST_F(raw, io_during_startup)
 {
 	struct timeval tv = { .tv_sec = 2 };
-	uint8_t req[T_HDR + 7];
+	uint8_t req[T_HDR];
 	int n;
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
@@ -717,14 +883,23 @@ TEST_F(raw, io_during_startup)
 	io_refused(_metadata, RESP);
 
 	/*
-	 * Blocking again, in REQUEST_RECEIVED: still refused, not waiting.
-	 * Octets behind the Request (in the same segment) are not the
-	 * reader's: SIOCINQ says 0, as recv gives none.
+	 * Blocking again: still refused, not waiting. Octets queued in the
+	 * startup are not the reader's: SIOCINQ says 0, as recv gives none,
+	 * for the first octets of the Request (AWAIT_REQUEST), and in
+	 * REQUEST_RECEIVED. (Octets behind a whole Request fail the startup,
+	 * requirements A6: see responder_early_data_*, which checks SIOCINQ
+	 * after that failure.)
 	 */
 	ASSERT_EQ(0, fcntl(RESP, F_SETFL, fcntl(RESP, F_GETFL) & ~O_NONBLOCK));
 	t_frame(req, false, T_C, 1, NULL, 0);
-	memcpy(req + T_HDR, "behind!", 7);
-	ASSERT_EQ(T_HDR + 7, t_send(RAW_I, req, T_HDR + 7));
+	ASSERT_EQ(7, t_send(RAW_I, req, 7));
+	ASSERT_EQ(0, t_wait_acked(RAW_I, T_WAIT));
+	EXPECT_MPA_STATE(RESP, MPA_STATE_AWAIT_REQUEST);
+	n = -1;
+	EXPECT_EQ(0, ioctl(RESP, SIOCINQ, &n));
+	EXPECT_EQ(0, n);
+	io_refused(_metadata, RESP);
+	ASSERT_EQ(T_HDR - 7, t_send(RAW_I, req + 7, T_HDR - 7));
 	ASSERT_EQ(POLLIN, t_poll(RESP, POLLIN, T_WAIT));
 	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
 	n = -1;
@@ -838,19 +1013,8 @@ TEST_F(raw, responder_timeout_nonblocking)
  */
 TEST_F(raw, responder_timeout_request_received)
 {
-	uint8_t req[T_HDR];
-	int ev;
-
-	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_SHORT));
-	t_frame(req, false, T_C, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
-	ASSERT_START(RESP);
-	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
-	/* not writable while the Request waits: only the failure wakes it */
-	ev = t_poll(RESP, POLLOUT, T_WAIT);
-	EXPECT_EQ(POLLERR, ev & POLLERR) TH_LOG("revents 0x%x, state %ld",
-						ev, mpa_state(RESP));
-	EXPECT_EQ(ETIMEDOUT, t_so_error(RESP));
+	request_waits(_metadata, RESP, RAW_I, T_SHORT);
+	waiting_request_fails(_metadata, RESP, ETIMEDOUT);
 	check_timeout(_metadata, RESP, RAW_I, 0);
 	EXPECT_EQ(-1, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
 	EXPECT_EQ(ETIMEDOUT, errno);

@@ -10,7 +10,9 @@
  *                     pieces of 1 to 16 octets, and never whole, with a startup timeout of 20
  *                     to 320 ms (some rounds fail first: the timer runs too)
  *   request_received  the Request is there, unanswered; stream octets
- *                     keep coming behind it
+ *                     keep coming behind it (too early: the first of them
+ *                     fail the startup, requirements A6, and the close
+ *                     races that failure and the flood's callbacks)
  *   full_copy         Full Operation in copy mode (a receive buffer too
  *                     small for the FPDUs), reading a few ULPDUs first
  *   held              a Responder with held sends (R-7.1.2-15) while the
