@@ -643,12 +643,20 @@ int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
 		return reject && !pd_len ? mpa_startup_refuse(c) : -EINVAL;
 	/*
 	 * Octets behind the Request (A6), or a reset, that the work has not
-	 * seen yet end the startup first: no Reply goes then.
+	 * seen yet end the startup first: no Reply goes then. Those that
+	 * came while the socket was ours (a kernel consumer answering from
+	 * its request callback, inside the work) wait in its backlog: into
+	 * TCP's receive queue with them first.
 	 */
-	if (mpa_conn_state(c) == MPA_STATE_REQUEST_RECEIVED)
+	if (mpa_conn_state(c) == MPA_STATE_REQUEST_RECEIVED) {
+		sk_flush_backlog(c->sk);
 		mpa_startup_check_waiting(c);
-	if (mpa_conn_state(c) == MPA_STATE_FAILED && c->have_peer)
+	}
+	if (mpa_conn_state(c) == MPA_STATE_FAILED && c->have_peer) {
+		/* no work comes to free the startup object: now */
+		mpa_startup_end(c);
 		return -c->err.errnum;
+	}
 	if (mpa_conn_state(c) != MPA_STATE_REQUEST_RECEIVED)
 		return -EINVAL;
 	/* our own shutdown(SHUT_WR): no Reply can go; the Request waits */

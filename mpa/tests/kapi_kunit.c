@@ -7,6 +7,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/interrupt.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <net/mpa.h>
@@ -43,6 +44,10 @@ struct kapi_end {
 	int refusals;		/* how often it did */
 	bool abort_in_ulpdu;	/* reset the connection, then copy */
 	int copy_ret;		/* what mpa_ulpdu_copy() returned */
+	struct socket *early;	/* the request callback has it sent on first */
+	struct completion early_sent;	/* ...by a thread of its own */
+	int early_ret;		/* what that send returned */
+	int answer_ret;		/* what the request callback's answer returned */
 };
 
 static void kapi_resume_bh(struct tasklet_struct *t)
@@ -67,6 +72,24 @@ static struct kapi_end *kapi_end_new(struct kunit *test)
 	return e;
 }
 
+/* @len octets at @buf from @sock, a socket without MPA: a raw peer */
+static int kapi_send_raw(struct socket *sock, const void *buf, size_t len)
+{
+	struct kvec kv = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = {};
+
+	return kernel_sendmsg(sock, &msg, &kv, 1, len);
+}
+
+static int kapi_early_send(void *arg)
+{
+	struct kapi_end *e = arg;
+
+	e->early_ret = kapi_send_raw(e->early, "FPDU", 4);
+	complete(&e->early_sent);
+	return 0;
+}
+
 static void kapi_request(struct mpa_conn *c, void *priv,
 			 const struct mpa_frame_info *req, const void *pd,
 			 u32 pd_len)
@@ -78,10 +101,25 @@ static void kapi_request(struct mpa_conn *c, void *priv,
 	complete(&e->request);
 	if (e->accept_later)
 		return;
+	/*
+	 * Octets that arrive while the work owns the socket: its backlog.
+	 * Sent by a thread of their own, as a socket's lock is not to be
+	 * taken under another's.
+	 */
+	if (e->early) {
+		struct task_struct *t = kthread_run(kapi_early_send, e,
+						    "mpa_kunit_early");
+
+		if (IS_ERR(t))
+			return;
+		wait_for_completion(&e->early_sent);
+		if (e->early_ret != 4)
+			return;
+	}
 	if (e->reject)
-		mpa_kreject(c, "no", 2);
+		e->answer_ret = mpa_kreject(c, "no", 2);
 	else
-		mpa_kaccept(c, "yes", 3);
+		e->answer_ret = mpa_kaccept(c, "yes", 3);
 }
 
 static void kapi_reply(struct mpa_conn *c, void *priv,
@@ -678,15 +716,6 @@ static void kapi_request_before_timeout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0U, cr->err.code);
 }
 
-/* @len octets at @buf from @sock, a socket without MPA: a raw peer */
-static int kapi_send_raw(struct socket *sock, const void *buf, size_t len)
-{
-	struct kvec kv = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr msg = {};
-
-	return kernel_sendmsg(sock, &msg, &kv, 1, len);
-}
-
 /* A raw Initiator's Request: Rev 1, C=1, no Private Data */
 static const u8 kapi_raw_request[MPA_FRAME_HDR_SIZE] = {
 	'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R',
@@ -706,6 +735,8 @@ static void kapi_expect_early_data(struct kunit *test, struct mpa_conn *cr,
 	KUNIT_EXPECT_EQ(test, -EPROTO, mpa_kreject(cr, NULL, 0));
 	KUNIT_EXPECT_EQ(test, MPA_STATE_FAILED, (int)mpa_conn_state(cr));
 	KUNIT_EXPECT_FALSE(test, completion_done(&er->established));
+	/* the startup object went with the startup, not at close */
+	KUNIT_EXPECT_NULL(test, READ_ONCE(cr->st));
 }
 
 /*
@@ -752,6 +783,32 @@ static void kapi_early_data_while_judged(struct kunit *test)
 	kapi_expect_early_data(test, cr, er);
 }
 
+/*
+ * The same octets arriving while the consumer's request callback runs,
+ * inside the work, which owns the socket: TCP keeps them in the socket's
+ * backlog, not its receive queue. mpa_kaccept() from the callback finds
+ * them all the same (A6): -EPROTO, no Reply, code 4, EARLY_DATA.
+ */
+static void kapi_early_data_in_callback(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *er = kapi_end_new(test);
+	struct mpa_conn *cr;
+
+	/* the four octets go at once, not behind the Request's ACK */
+	tcp_sock_set_nodelay(pair->client->sk);
+	er->early = pair->client;
+	init_completion(&er->early_sent);
+	cr = kapi_attach(test, pair->server, &kapi_responder_plain, er);
+	KUNIT_ASSERT_EQ(test, MPA_FRAME_HDR_SIZE,
+			kapi_send_raw(pair->client, kapi_raw_request,
+				      MPA_FRAME_HDR_SIZE));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->request));
+	kapi_expect_early_data(test, cr, er);
+	KUNIT_EXPECT_EQ(test, 4, er->early_ret);
+	KUNIT_EXPECT_EQ(test, -EPROTO, er->answer_ret);
+}
+
 static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_attach_args),
 	KUNIT_CASE(kapi_send_args),
@@ -769,6 +826,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_request_before_timeout),
 	KUNIT_CASE(kapi_early_data_with_request),
 	KUNIT_CASE(kapi_early_data_while_judged),
+	KUNIT_CASE(kapi_early_data_in_callback),
 	{}
 };
 
