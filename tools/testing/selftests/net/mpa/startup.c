@@ -719,15 +719,23 @@ TEST_F(raw, responder_early_data_while_judged_reject)
 	early_data_while_judged(_metadata, RESP, RAW_I, MPA_REJECT);
 }
 
-/* The Responder @m has the raw Initiator @raw's Request, unanswered. */
-static void request_waits(struct __test_metadata *_metadata, int m, int raw,
-			  int timeout_ms)
+/*
+ * The raw Initiator @raw sends its Request to the Responder @m, whose
+ * MPA_START is made first without blocking (@nonblock), or else after it,
+ * returning with the Request unanswered.
+ */
+static void request_sent(struct __test_metadata *_metadata, int m, int raw,
+			 int timeout_ms, bool nonblock)
 {
 	uint8_t req[T_HDR];
 
 	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, timeout_ms));
+	if (nonblock)
+		t_start_nonblock(_metadata, m);
 	t_frame(req, false, T_C, 1, NULL, 0);
 	ASSERT_EQ(T_HDR, t_send(raw, req, T_HDR));
+	if (nonblock)
+		return;
 	ASSERT_START(m);
 	EXPECT_MPA_STATE(m, MPA_STATE_REQUEST_RECEIVED);
 }
@@ -751,7 +759,7 @@ static void waiting_request_fails(struct __test_metadata *_metadata, int m,
  */
 TEST_F(raw, responder_early_data_fails_on_arrival)
 {
-	request_waits(_metadata, RESP, RAW_I, T_TIMEOUT);
+	request_sent(_metadata, RESP, RAW_I, T_TIMEOUT, false);
 	ASSERT_EQ(1, t_send(RAW_I, "x", 1));
 	waiting_request_fails(_metadata, RESP, EPROTO);
 	check_early_data(_metadata, RESP, RAW_I, MPA_ACCEPT);
@@ -764,12 +772,7 @@ TEST_F(raw, responder_early_data_fails_on_arrival)
  */
 TEST_F(raw, responder_early_data_nonblocking)
 {
-	uint8_t req[T_HDR];
-
-	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	t_start_nonblock(_metadata, RESP);
-	t_frame(req, false, T_C, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	request_sent(_metadata, RESP, RAW_I, T_TIMEOUT, true);
 	ASSERT_EQ(4, t_send(RAW_I, "ping", 4));
 	ASSERT_EQ(POLLERR, t_poll(RESP, POLLOUT, T_WAIT) & POLLERR);
 	EXPECT_EQ(EPROTO, t_so_error(RESP));
@@ -917,12 +920,7 @@ TEST_F(raw, io_during_startup)
  */
 TEST_F(raw, answer_after_shutdown)
 {
-	uint8_t req[T_HDR];
-
-	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
-	t_start_nonblock(_metadata, RESP);
-	t_frame(req, false, T_C, 1, NULL, 0);
-	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	request_sent(_metadata, RESP, RAW_I, T_TIMEOUT, true);
 	ASSERT_EQ(POLLIN, t_poll(RESP, POLLIN, T_WAIT));
 	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
 	ASSERT_EQ(0, shutdown(RESP, SHUT_WR));
@@ -1013,7 +1011,7 @@ TEST_F(raw, responder_timeout_nonblocking)
  */
 TEST_F(raw, responder_timeout_request_received)
 {
-	request_waits(_metadata, RESP, RAW_I, T_SHORT);
+	request_sent(_metadata, RESP, RAW_I, T_SHORT, false);
 	waiting_request_fails(_metadata, RESP, ETIMEDOUT);
 	check_timeout(_metadata, RESP, RAW_I, 0);
 	EXPECT_EQ(-1, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
