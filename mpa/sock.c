@@ -617,6 +617,20 @@ static int mpa_reply_wait(struct mpa_conn *c, int flags)
 	return ret == -EINTR ? sock_intr_errno(timeo) : ret;
 }
 
+/*
+ * The control messages of a send in Full Operation take no effect: MPA
+ * hands TCP frames of its own, which carry none (kTLS too reads only its
+ * own). One TCP would refuse, malformed or unknown, is refused as TCP
+ * refuses it, rather than silently ignored.
+ */
+static int mpa_sendmsg_cmsg(struct sock *sk, struct msghdr *msg)
+{
+	struct sockcm_cookie sockc;
+
+	sockcm_init(&sockc, sk);
+	return sock_cmsg_send(sk, msg, &sockc) ? -EINVAL : 0;
+}
+
 static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 {
 	struct mpa_conn *c = mpa_conn(sk);
@@ -627,7 +641,14 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 again:
 	if (mpa_conn_full(c)) {
 		struct mpa_tx_pre pre;
-		bool built = mpa_tx_prepare(c, msg, size, &pre);
+		bool built;
+
+		if (unlikely(msg->msg_controllen)) {
+			ret = mpa_sendmsg_cmsg(sk, msg);
+			if (ret)
+				return ret;
+		}
+		built = mpa_tx_prepare(c, msg, size, &pre);
 
 		lock_sock(sk);
 		ret = mpa_tx_sendmsg(c, msg, size, built ? &pre : NULL);

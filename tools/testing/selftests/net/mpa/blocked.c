@@ -14,8 +14,10 @@
  * TCP_REPAIR options and connect(AF_UNSPEC) fail with EOPNOTSUPP (the
  * last leaves the socket connected: connect() again is EISCONN); from the
  * startup phase on SO_RCVLOWAT above 1 does too, and MPA_START refuses a
- * socket with one (rcvlowat_start). After each refusal nothing was sent
- * or taken and the socket carries on.
+ * socket with one (rcvlowat_start). A send's control message that TCP
+ * refuses (malformed, or of a type it does not know) fails with EINVAL in
+ * FULL state as on TCP; a valid one is accepted. After each refusal
+ * nothing was sent or taken and the socket carries on.
  */
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -340,6 +342,41 @@ static void rcvlowat(struct __test_metadata *_metadata, struct b_ctx *c)
 	still_works(_metadata, c);
 }
 
+enum { CM_VALID, CM_SHORT, CM_UNKNOWN };
+
+/*
+ * A send carrying a control message, @kind: a valid SO_MARK, one whose
+ * cmsg_len is shorter than its header, or an unknown SOL_SOCKET type. TCP
+ * refuses the last two with EINVAL, and so does MPA in Full Operation,
+ * where a valid one is accepted and takes no effect (mpa.rst). Refused,
+ * nothing went out.
+ */
+static void cmsg_send(struct __test_metadata *_metadata, struct b_ctx *c,
+		      int kind)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u = {};
+	struct iovec iov = { .iov_base = "hello", .iov_len = 5 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	int mark = 7, err = refused(c);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = kind == CM_UNKNOWN ? 0x7fff : SO_MARK;
+	cm->cmsg_len = CMSG_LEN(sizeof(mark));
+	if (kind == CM_SHORT)
+		cm->cmsg_len = sizeof(*cm) - 1;
+	memcpy(CMSG_DATA(cm), &mark, sizeof(mark));
+	if (err != EINPROGRESS)
+		err = kind == CM_VALID ? 0 : EINVAL;
+	hello_sent(_metadata, c, sendmsg(c->fd, &msg, MSG_NOSIGNAL), err);
+	still_works(_metadata, c);
+}
+
 /*
  * The refusals both fixtures check, each a test of its own; the fixture
  * keeps its context in self->c.
@@ -361,7 +398,10 @@ static void rcvlowat(struct __test_metadata *_metadata, struct b_ctx *c)
 	MPA_REFUSED_TEST(f, sockhash, sockmap, BPF_MAP_TYPE_SOCKHASH)	\
 	MPA_REFUSED_TEST(f, tcp_repair, repair)				\
 	MPA_REFUSED_TEST(f, connect_unspec, connect_unspec)		\
-	MPA_REFUSED_TEST(f, rcvlowat, rcvlowat)
+	MPA_REFUSED_TEST(f, rcvlowat, rcvlowat)				\
+	MPA_REFUSED_TEST(f, cmsg_valid, cmsg_send, CM_VALID)		\
+	MPA_REFUSED_TEST(f, cmsg_short, cmsg_send, CM_SHORT)		\
+	MPA_REFUSED_TEST(f, cmsg_unknown, cmsg_send, CM_UNKNOWN)
 
 /* blocked: FULL, STREAMING and REJECTED state */
 FIXTURE(blocked)
