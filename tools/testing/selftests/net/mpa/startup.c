@@ -1055,6 +1055,183 @@ TEST_F(raw, responder_peer_fin_before_start)
 	check_peer_closed(_metadata, RESP);
 }
 
+/*
+ * A Request and then the Initiator's FIN, no octet behind the Request:
+ * requirements A6 counts octets, and a FIN is none
+ * (mpa_startup_early_data()). MPA_START starts on CLOSE_WAIT and lets the
+ * frame decide; a whole one is the application's to judge as any other:
+ * not EARLY_DATA, nor PEER_CLOSED (code 1 is for a frame of which nothing
+ * came, mpa.rst). Only TCP closing (a reset) ends REQUEST_RECEIVED; a FIN
+ * half-closes it.
+ */
+
+/*
+ * The raw Initiator @raw sends a Request with Private Data "fin" and its
+ * FIN in one segment (MSG_MORE holds the Request until the FIN joins it),
+ * acknowledged before the Responder @m starts: MPA_START shows it.
+ */
+static void request_fin_before_start(struct __test_metadata *_metadata,
+				     int m, int raw)
+{
+	uint8_t req[T_FRAME_MAX], got[T_FRAME_MAX];
+	size_t n;
+
+	ASSERT_EQ(0, mpa_config(m, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	n = t_frame(req, false, T_C, 1, "fin", 3);
+	ASSERT_EQ((ssize_t)n, send(raw, req, n, MSG_MORE | MSG_NOSIGNAL));
+	ASSERT_EQ(0, shutdown(raw, SHUT_WR));
+	ASSERT_EQ(0, t_wait_acked(raw, T_WAIT));
+	ASSERT_START(m);
+	EXPECT_MPA_STATE(m, MPA_STATE_REQUEST_RECEIVED);
+	ASSERT_EQ(3, mpa_peer_pd(m, got, sizeof(got)));
+	EXPECT_BYTES("fin", got, 3);
+}
+
+/*
+ * The Responder @m, in REQUEST_RECEIVED with the raw Initiator @raw's FIN
+ * behind the Request, answers @answer with Private Data "ok": the Reply
+ * goes (TCP's sending half is open), nothing failed. @raw reads exactly
+ * the Reply, then (after what a reject lets pass) our FIN; @m reads the
+ * end of file.
+ */
+static void request_fin_answered(struct __test_metadata *_metadata, int m,
+				 int raw, int answer)
+{
+	uint8_t exp[T_FRAME_MAX];
+	int ev, n = -1;
+	char c;
+
+	/* the FIN is there (RDHUP) and failed nothing: no EPOLLERR */
+	ev = t_poll(m, POLLIN | POLLRDHUP, T_WAIT);
+	EXPECT_EQ(POLLIN | POLLRDHUP, ev) TH_LOG("revents 0x%x", ev);
+	EXPECT_MPA_STATE(m, MPA_STATE_REQUEST_RECEIVED);
+	EXPECT_MPA_ERROR(m, MPA_ERR_NONE, MPA_REASON_NONE, 0);
+	EXPECT_EQ(0, t_so_error(m));
+	EXPECT_EQ(0, ioctl(m, SIOCINQ, &n));
+	EXPECT_EQ(0, n);
+	EXPECT_TRUE(t_nothing_pending(raw));
+
+	ASSERT_EQ(0, mpa_answer(m, answer, "ok", 2));
+	n = t_frame(exp, true, answer == MPA_REJECT ? T_C | T_R : T_C, 1,
+		    "ok", 2);
+	t_expect_read(_metadata, raw, exp, n, T_WAIT);
+	EXPECT_TRUE(t_quiet(raw, m));
+	if (answer == MPA_REJECT) {
+		EXPECT_MPA_STATE(m, MPA_STATE_REJECTED);
+		/* the plain stream: the peer's end of file, our octets */
+		EXPECT_EQ(0, recv(m, &c, 1, MSG_DONTWAIT));
+		t_flow(_metadata, m, raw, "after", 5, T_WAIT);
+	} else {
+		EXPECT_MPA_STATE(m, MPA_STATE_FULL);
+		/* the FIN at an FPDU boundary: a clean end of file */
+		ASSERT_EQ(POLLIN, t_poll(m, POLLIN, T_WAIT) & POLLIN);
+		EXPECT_EQ(0, recv(m, &c, 1, MSG_DONTWAIT));
+		EXPECT_MPA_ERROR(m, MPA_ERR_TCP_CLOSED,
+				 MPA_REASON_PEER_CLOSED, 0);
+	}
+	EXPECT_EQ(0, t_so_error(m));
+	/* nothing more from us but our FIN */
+	ASSERT_EQ(0, shutdown(m, SHUT_WR));
+	EXPECT_EQ(0, t_wait_eof(raw, T_WAIT));
+}
+
+TEST_F(raw, responder_request_fin_before_start_accept)
+{
+	request_fin_before_start(_metadata, RESP, RAW_I);
+	request_fin_answered(_metadata, RESP, RAW_I, MPA_ACCEPT);
+}
+
+TEST_F(raw, responder_request_fin_before_start_reject)
+{
+	request_fin_before_start(_metadata, RESP, RAW_I);
+	request_fin_answered(_metadata, RESP, RAW_I, MPA_REJECT);
+}
+
+/*
+ * The FIN comes while the Request waits for its answer: unlike an octet
+ * (responder_early_data_fails_on_arrival) it ends nothing as it arrives.
+ */
+static void request_then_fin(struct __test_metadata *_metadata, int m,
+			     int raw)
+{
+	int ev;
+
+	request_sent(_metadata, m, raw, T_TIMEOUT, false);
+	ASSERT_EQ(0, shutdown(raw, SHUT_WR));
+	/* the readiness signal of the FIN's arrival at TCP */
+	ev = t_poll(m, POLLRDHUP, T_WAIT);
+	ASSERT_EQ(POLLRDHUP, ev & POLLRDHUP) TH_LOG("revents 0x%x", ev);
+	/* negative check: no failure follows (POLLOUT stays off too) */
+	EXPECT_EQ(0, t_poll(m, POLLOUT, 200));
+}
+
+TEST_F(raw, responder_request_fin_while_judged_accept)
+{
+	request_then_fin(_metadata, RESP, RAW_I);
+	request_fin_answered(_metadata, RESP, RAW_I, MPA_ACCEPT);
+}
+
+TEST_F(raw, responder_request_fin_while_judged_reject)
+{
+	request_then_fin(_metadata, RESP, RAW_I);
+	request_fin_answered(_metadata, RESP, RAW_I, MPA_REJECT);
+}
+
+/* The Request and the FIN come while MPA_START sleeps in its setsockopt. */
+TEST_F(raw, responder_request_fin_while_waiting)
+{
+	uint8_t req[T_HDR];
+	struct t_raw_peer p = { .fd = RAW_I, .wait_tid = gettid(),
+				.wait_nr = SYS_setsockopt, .wr = req,
+				.wr_len = T_HDR, .end = SHUT_WR };
+	int err;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	t_frame(req, false, T_C, 1, NULL, 0);
+	if (t_start_against(_metadata, t_raw_peer_run, &p, RESP, &err))
+		t_why(RESP, err);
+	ASSERT_EQ(0, err);
+	ASSERT_EQ(0, p.wait_rc);
+	ASSERT_EQ(T_HDR, p.wr_done);
+	/* MPA_START may have returned before the FIN came */
+	ASSERT_EQ(0, t_wait_acked(RAW_I, T_WAIT));
+	request_fin_answered(_metadata, RESP, RAW_I, MPA_ACCEPT);
+}
+
+/*
+ * Accepted behind the Initiator's FIN, the Responder's FPDUs stay held
+ * (R-7.1.2-15: no FPDU from the Initiator can come now): send() takes
+ * them, the peer reads nothing behind the Reply, and a shutdown(SHUT_WR)
+ * keeps its FIN behind them. close() drops them with a reset, never an
+ * end of file that would pass for the whole stream (mpa.rst, Closing).
+ */
+TEST_F(raw, responder_request_fin_fpdu_held)
+{
+	struct mpa_result res;
+	uint8_t exp[T_HDR];
+	char c;
+
+	request_fin_before_start(_metadata, RESP, RAW_I);
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	EXPECT_MPA_STATE(RESP, MPA_STATE_FULL);
+	t_frame(exp, true, T_C, 1, NULL, 0);
+	t_expect_read(_metadata, RAW_I, exp, T_HDR, T_WAIT);
+	ASSERT_EQ(POLLIN, t_poll(RESP, POLLIN, T_WAIT) & POLLIN);
+	EXPECT_EQ(0, recv(RESP, &c, 1, MSG_DONTWAIT));
+
+	ASSERT_EQ(4, send(RESP, "held", 4, MSG_NOSIGNAL));
+	ASSERT_EQ(0, mpa_getstruct(RESP, MPA_RESULT, &res, sizeof(res)));
+	EXPECT_EQ(MPA_RESULT_TX_HELD, res.flags & MPA_RESULT_TX_HELD);
+	EXPECT_TRUE(t_quiet(RAW_I, RESP));
+	ASSERT_EQ(0, shutdown(RESP, SHUT_WR));
+	EXPECT_TRUE(t_quiet(RAW_I, RESP));
+	close(RESP);
+	RESP = -1;
+	ASSERT_EQ(POLLIN, t_poll(RAW_I, POLLIN, T_WAIT) & POLLIN);
+	EXPECT_EQ(-1, recv(RAW_I, &c, 1, MSG_DONTWAIT));
+	EXPECT_EQ(ECONNRESET, errno);
+}
+
 TEST_F(raw, responder_peer_rst)
 {
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));

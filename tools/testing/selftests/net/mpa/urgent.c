@@ -164,6 +164,32 @@ TEST_F(urgent, on_fpdu_boundary)
 	EXPECT_MPA_ERROR(self->m, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED, 0);
 }
 
+/*
+ * The first octet behind the Reply, the Initiator's first FPDU's first
+ * (a Marker's with Markers), is urgent: that FPDU is delivered, and it
+ * ends the hold on the Responder's sends (R-7.1.2-15), whose ULPDU sent
+ * before then goes out.
+ */
+TEST_F(urgent, first_fpdu_first_octet)
+{
+	uint8_t exp[64];
+	size_t n, e;
+
+	ASSERT_EQ(4, send(self->m, "pong", 4, MSG_NOSIGNAL));
+	EXPECT_TRUE(t_quiet(self->raw, self->m));
+	n = fpdu(self, variant->markers, 50, 11);
+	ASSERT_EQ(0, send_urgent_at(self->raw, wbuf, n, 0));
+	expect_ulpdu(_metadata, self->m, ubuf, 50);
+	/* the Responder's octets start right behind its Reply, no Markers */
+	e = t_fpdu_encode(exp, 0, false, "pong", 4, NULL);
+	ASSERT_EQ((ssize_t)e, t_read(self->raw, rbuf, e, T_WAIT));
+	EXPECT_BYTES(exp, rbuf, e);
+
+	shutdown(self->raw, SHUT_WR);
+	expect_eof(_metadata, self->m);
+	EXPECT_MPA_ERROR(self->m, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED, 0);
+}
+
 /* The last octet of an FPDU (its CRC) is urgent: delivered. */
 TEST_F(urgent, last_octet)
 {
@@ -255,19 +281,32 @@ static void request_arrives(struct __test_metadata *_metadata, int m,
 	EXPECT_BYTES(pd, rbuf, strlen(pd));
 }
 
-/* An octet of the Request's Key, and one of its Private Data, urgent. */
+/*
+ * An octet of the Request urgent: its first (the mark on the Key's first
+ * octet), one of its Key, one of its Private Data, its last (the mark
+ * right at the end of the frame, nothing behind it). SO_OOBINLINE: an
+ * ordinary octet, not one behind the Request (requirements A6, never
+ * EARLY_DATA), and the startup does not stall.
+ */
 TEST(request_octet_urgent)
 {
+	const char *pd = "hello, urgent";
+	const size_t len = T_HDR + 13;
+	const size_t at[] = { 0, 5, 25, len - 1 };
 	uint8_t fr[T_FRAME_MAX];
-	size_t k, len;
-	int m, raw;
+	int m, raw, failed;
+	size_t i;
 
-	for (k = 5; k < 30; k += 20) {
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		failed = _metadata->exit_code;
 		responder(_metadata, &m, &raw);
-		len = t_frame(fr, false, T_C, 1, "hello, urgent", 13);
-		ASSERT_EQ(0, send_urgent_at(raw, fr, len, k));
-		request_arrives(_metadata, m, "hello, urgent");
+		ASSERT_EQ(len, t_frame(fr, false, T_C, 1, pd, 13));
+		ASSERT_EQ(0, send_urgent_at(raw, fr, len, at[i]));
+		request_arrives(_metadata, m, pd);
+		EXPECT_MPA_ERROR(m, MPA_ERR_NONE, MPA_REASON_NONE, 0);
 		accept_and_fpdu(_metadata, m, raw);
+		if (_metadata->exit_code != failed)
+			TH_LOG("the Request's octet %zu urgent", at[i]);
 		close(m);
 		close(raw);
 	}
