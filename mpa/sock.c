@@ -620,13 +620,19 @@ static int mpa_reply_wait(struct mpa_conn *c, int flags)
 /*
  * The control messages of a send in Full Operation take no effect: MPA
  * hands TCP frames of its own, which carry none (kTLS too reads only its
- * own). One TCP would refuse, malformed or unknown, is refused as TCP
- * refuses it, rather than silently ignored.
+ * own). One TCP would refuse (sock_cmsg_send()) is refused as TCP
+ * refuses it, rather than silently ignored, and in TCP's order: a socket
+ * that can no longer send (our own shutdown, a reset) tells that first
+ * (mpa_tx_sendmsg()).
  */
 static int mpa_sendmsg_cmsg(struct sock *sk, struct msghdr *msg)
 {
 	struct sockcm_cookie sockc;
 
+	if (!((1 << READ_ONCE(sk->sk_state)) &
+	      (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)) ||
+	    (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN))
+		return 0;
 	sockcm_init(&sockc, sk);
 	return sock_cmsg_send(sk, msg, &sockc) ? -EINVAL : 0;
 }

@@ -16,8 +16,9 @@
  * startup phase on SO_RCVLOWAT above 1 does too, and MPA_START refuses a
  * socket with one (rcvlowat_start). A send's control message that TCP
  * refuses (malformed, or of a type it does not know) fails with EINVAL in
- * FULL state as on TCP; a valid one is accepted. After each refusal
- * nothing was sent or taken and the socket carries on.
+ * FULL state as on TCP, a valid one is accepted, and after the socket's
+ * own shutdown(SHUT_WR) EPIPE comes first (cmsg_after_shutdown). After
+ * each refusal nothing was sent or taken and the socket carries on.
  */
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -345,11 +346,32 @@ static void rcvlowat(struct __test_metadata *_metadata, struct b_ctx *c)
 enum { CM_VALID, CM_SHORT, CM_UNKNOWN };
 
 /*
- * A send carrying a control message, @kind: a valid SO_MARK, one whose
- * cmsg_len is shorter than its header, or an unknown SOL_SOCKET type. TCP
- * refuses the last two with EINVAL, and so does MPA in Full Operation,
- * where a valid one is accepted and takes no effect (mpa.rst). Refused,
- * nothing went out.
+ * Point @msg at a control message in @buf, of @kind: a valid
+ * SO_TIMESTAMPING (flags 0: valid without privilege), one whose cmsg_len
+ * is shorter than its header, or one of a SOL_SOCKET type no kernel knows.
+ */
+static void cmsg_build(struct msghdr *msg, void *buf, size_t size, int kind)
+{
+	struct cmsghdr *cm;
+	int flags = 0;
+
+	memset(buf, 0, size);
+	msg->msg_control = buf;
+	msg->msg_controllen = size;
+	cm = CMSG_FIRSTHDR(msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = kind == CM_UNKNOWN ? 0x7fff : SO_TIMESTAMPING;
+	cm->cmsg_len = CMSG_LEN(sizeof(flags));
+	if (kind == CM_SHORT)
+		cm->cmsg_len = sizeof(*cm) - 1;
+	memcpy(CMSG_DATA(cm), &flags, sizeof(flags));
+}
+
+/*
+ * A send carrying a control message of @kind (cmsg_build()). TCP refuses
+ * the malformed and the unknown one with EINVAL, and so does MPA in Full
+ * Operation, where a valid one is accepted and takes no effect (mpa.rst).
+ * Refused, nothing went out.
  */
 static void cmsg_send(struct __test_metadata *_metadata, struct b_ctx *c,
 		      int kind)
@@ -357,20 +379,12 @@ static void cmsg_send(struct __test_metadata *_metadata, struct b_ctx *c,
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
-	} u = {};
+	} u;
 	struct iovec iov = { .iov_base = "hello", .iov_len = 5 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-	int mark = 7, err = refused(c);
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int err = refused(c);
 
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = kind == CM_UNKNOWN ? 0x7fff : SO_MARK;
-	cm->cmsg_len = CMSG_LEN(sizeof(mark));
-	if (kind == CM_SHORT)
-		cm->cmsg_len = sizeof(*cm) - 1;
-	memcpy(CMSG_DATA(cm), &mark, sizeof(mark));
+	cmsg_build(&msg, u.buf, sizeof(u.buf), kind);
 	if (err != EINPROGRESS)
 		err = kind == CM_VALID ? 0 : EINVAL;
 	hello_sent(_metadata, c, sendmsg(c->fd, &msg, MSG_NOSIGNAL), err);
@@ -540,6 +554,29 @@ TEST_F(blocked, siocinq)
 	EXPECT_EQ(5, n);
 	EXPECT_EQ(5, recv(self->c.fd, buf, sizeof(buf), 0));
 	still_works(_metadata, &self->c);
+}
+
+/*
+ * After the socket's own shutdown(SHUT_WR) a send fails with EPIPE, also
+ * with a control message TCP would refuse: TCP tells the state first.
+ */
+TEST_F(blocked, cmsg_after_shutdown)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = "hello", .iov_len = 5 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int kind;
+
+	ASSERT_EQ(0, shutdown(self->c.fd, SHUT_WR));
+	for (kind = CM_VALID; kind <= CM_UNKNOWN; kind++) {
+		cmsg_build(&msg, u.buf, sizeof(u.buf), kind);
+		expect_err(_metadata, sendmsg(self->c.fd, &msg, MSG_NOSIGNAL),
+			   EPIPE);
+	}
+	EXPECT_EQ(0, t_wait_eof(self->c.peer, T_WAIT));
 }
 
 MPA_REFUSED_TESTS(blocked)
