@@ -1061,8 +1061,8 @@ TEST_F(raw, responder_peer_fin_before_start)
  * (mpa_startup_early_data()). MPA_START starts on CLOSE_WAIT and lets the
  * frame decide; a whole one is the application's to judge as any other:
  * not EARLY_DATA, nor PEER_CLOSED (code 1 is for a frame of which nothing
- * came, mpa.rst). Only TCP closing (a reset) ends REQUEST_RECEIVED; a FIN
- * half-closes it.
+ * came, mpa.rst). Only TCP closing (a reset) or the startup timeout ends
+ * REQUEST_RECEIVED; a FIN half-closes it.
  */
 
 /*

@@ -299,6 +299,8 @@ TEST(request_octet_urgent)
 
 	for (i = 0; i < ARRAY_SIZE(at); i++) {
 		failed = _metadata->exit_code;
+		/* an ASSERT below ends the test: say the case first */
+		TH_LOG("the Request's octet %zu urgent", at[i]);
 		responder(_metadata, &m, &raw);
 		ASSERT_EQ(len, t_frame(fr, false, T_C, 1, pd, 13));
 		ASSERT_EQ(0, send_urgent_at(raw, fr, len, at[i]));
@@ -306,7 +308,8 @@ TEST(request_octet_urgent)
 		EXPECT_MPA_ERROR(m, MPA_ERR_NONE, MPA_REASON_NONE, 0);
 		accept_and_fpdu(_metadata, m, raw);
 		if (_metadata->exit_code != failed)
-			TH_LOG("the Request's octet %zu urgent", at[i]);
+			TH_LOG("... failed with the Request's octet %zu urgent",
+			       at[i]);
 		close(m);
 		close(raw);
 	}
