@@ -488,6 +488,7 @@ void mpa_rx_start(struct mpa_conn *c);
 bool mpa_rx_probe(struct mpa_conn *c);
 bool mpa_rx_process(struct mpa_conn *c);
 int mpa_rx_ulpdu(struct mpa_conn *c, struct mpa_ulpdu *u);
+bool mpa_ulpdu_live(const struct mpa_ulpdu *u);
 int mpa_ulpdu_copy(const struct mpa_ulpdu *u, u32 off, struct iov_iter *to,
 		   u32 len);
 bool mpa_rx_advance(struct mpa_conn *c, u32 n);

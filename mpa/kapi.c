@@ -148,8 +148,14 @@ static void mpa_kdeliver(struct mpa_conn *c)
 		}
 		/* mpa_kresume() from inside the callback clears it again */
 		c->kpaused = true;
-		ret = ops->ulpdu ? ops->ulpdu(c, c->kpriv, &u) : 0;
-		if (ret == -EAGAIN) {
+		ret = ops->ulpdu(c, c->kpriv, &u);
+		/*
+		 * Any error, not only -EAGAIN, leaves the ULPDU queued: a
+		 * validated ULPDU is never dropped for want of memory. Unless
+		 * a reset from inside the callback purged it: nothing is left
+		 * to keep, and the loop tells the error now.
+		 */
+		if (ret < 0 && mpa_ulpdu_live(&u)) {
 			/*
 			 * Back-pressure: it stays queued, the window closes.
 			 * Resumed from inside the callback: called again from
@@ -233,7 +239,9 @@ static int mpa_kcheck_params(const struct net *net,
 		return -EINVAL;
 	if (p->revision == MPA_REVISION_2)
 		max_pd = MPA_V2_PRIVATE_DATA;
-	if (p->pd_len > max_pd || (p->pd_len && !p->pd))
+	if (p->pd_len && !p->pd)
+		return -EINVAL;
+	if (p->pd_len > max_pd)
 		return -EMSGSIZE;
 	/* RFC 5044 section 4.4: only the administrator turns CRCs off */
 	if (p->no_crc && !mpa_net_crc_off_allowed(net))
@@ -290,8 +298,10 @@ static int mpa_kconfigure(struct mpa_conn *c, const struct mpa_kparams *p)
  * TCP_REPAIR mode, or its sk_prot or proto_ops are not TCP's own. MPA
  * makes it SO_OOBINLINE: a peer's urgent octet is a stream octet.
  *
- * Return: the connection, or an ERR_PTR(): -EINVAL for bad arguments or
- * a socket with SO_RCVLOWAT above 1, -EMSGSIZE for too much Private Data,
+ * Return: the connection, or an ERR_PTR(): -EINVAL for bad arguments (@ops
+ * without &mpa_kops.ulpdu, a &mpa_kparams.pd_len without its
+ * &mpa_kparams.pd included) or a socket with SO_RCVLOWAT above 1,
+ * -EMSGSIZE for too much Private Data,
  * -EPERM for C=0 without the administrator's leave, -ENOTCONN if @sock is
  * not connected, -EEXIST if it has a ULP already, -EBUSY (above), -ENOMEM
  * without memory (for MPA, its Private Data or the startup phase). On
@@ -307,7 +317,7 @@ struct mpa_conn *mpa_kattach(struct socket *sock,
 	struct sock *sk;
 	int ret;
 
-	if (!sock || !sock->sk || !params || !ops)
+	if (!sock || !sock->sk || !params || !ops || !ops->ulpdu)
 		return ERR_PTR(-EINVAL);
 	sk = sock->sk;
 	if (!sk_is_tcp(sk))
@@ -349,6 +359,10 @@ EXPORT_SYMBOL_GPL(mpa_kattach);
  *
  * Once it returns no callback runs or is running, and none will; the
  * consumer may then free what @priv points to and release the socket.
+ * The exception: &mpa_ktx.done of a zero-copy send still runs whenever
+ * TCP lets go of its pages, possibly long after, or inside the release of
+ * the socket; a &struct mpa_ktx and what its done touches must live
+ * until then.
  *
  * Context: process context, not from a callback.
  */
@@ -437,6 +451,31 @@ static const struct ubuf_info_ops mpa_ktx_ops = {
 	.complete = mpa_ktx_complete,
 };
 
+/*
+ * Zero copy gives TCP references to the pages of @bv: it must stay inside
+ * its folio (one folio's reference covers it), and the folio must be one
+ * TCP may hold (sendpage_ok(): not slab memory, nor a page without a
+ * reference of its own); if not, *@copy is set.
+ * Return: true if @bv reaches past its folio.
+ */
+static bool mpa_kpage_bad(const struct bio_vec *bv, bool *copy)
+{
+	struct folio *folio;
+	size_t off;
+
+	if (!bv->bv_len)
+		return false;
+	if (!bv->bv_page)
+		return true;
+	folio = page_folio(bv->bv_page);
+	off = folio_page_idx(folio, bv->bv_page) * PAGE_SIZE + bv->bv_offset;
+	if (off + bv->bv_len > folio_size(folio))
+		return true;
+	if (!sendpage_ok(bv->bv_page))
+		*copy = true;
+	return false;
+}
+
 /**
  * mpa_ksend() - send one ULPDU made of pages, without copying them
  * @c: the connection, in Full Operation
@@ -450,9 +489,17 @@ static const struct ubuf_info_ops mpa_ktx_ops = {
  * does, with ULPDU_Length, Markers, PAD and the CRC in MPA's own page
  * fragments; the CRC is computed over the pages in place, so the pages
  * must not change until @tx->done (a retransmission must carry the same
- * octets). Where Markers would cut the ULPDU into more pieces than an FPDU
- * record holds (long ULPDUs with Markers), the pages are copied instead
- * and @tx->done runs before mpa_ksend() returns. A ULPDU of at most
+ * octets). Each entry of @bv must lie inside its page's folio (-EINVAL
+ * otherwise: the pages of a higher-order allocation that is not compound
+ * are folios of their own). The pages are copied instead, and @tx->done
+ * runs before mpa_ksend() returns, where Markers would cut the ULPDU into
+ * more pieces than an FPDU record holds (long ULPDUs with Markers), or
+ * @bv has more entries than a record holds, or a page is not one TCP may
+ * hold a reference to (!sendpage_ok(): slab memory, e.g. from kmalloc(),
+ * or a page without a reference count); @tx->done may also run inside
+ * mpa_ksend() when the route has no scatter-gather (TCP copies). So the
+ * caller must not hold a lock that @tx->done takes. A @tx is for one
+ * ULPDU at a time (&struct mpa_ktx). A ULPDU of at most
  * mpa_kmulpdu() octets goes out in one TCP segment. A Responder's ULPDUs
  * are held until the Initiator's first valid FPDU arrived (R-7.1.2-15).
  *
@@ -462,19 +509,22 @@ static const struct ubuf_info_ops mpa_ktx_ops = {
  * state of the connection, until TCP has taken enough of it.
  *
  * Context: process context, from a callback or not.
- * Return: 0 when queued (@tx->done will run); -EAGAIN when the socket's
- * send buffer is full (&mpa_kops.writable tells when to retry); -EINVAL,
- * -EMSGSIZE for a bad length; -ENOTCONN before Full Operation; -EPIPE
- * once TCP is closed for sending; -ENOMEM without memory, or when TCP's
- * memory limits (tcp_mem, the memory cgroup) refuse more (try again
- * later: no callback tells when).
+ * Return: 0 when queued (@tx->done will run, or ran); -EAGAIN when the
+ * socket's send buffer is full (&mpa_kops.writable tells when to retry);
+ * -EINVAL, -EMSGSIZE for a bad length or @bv; -EBUSY when @tx is still in
+ * flight; -ENOTCONN before Full Operation; -EPIPE once TCP is closed for
+ * sending; -ENOMEM without memory, or when TCP's memory limits (tcp_mem,
+ * the memory cgroup) refuse more (try again later: no callback tells
+ * when). A copied ULPDU whose head TCP took when MPA found no memory for
+ * its tail resets the connection: -ENOMEM, and &mpa_kops.error follows.
+ * Otherwise an error sent nothing; either way @tx->done does not run.
  */
 int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 	      unsigned int nr_bv, u32 len, struct mpa_ktx *tx)
 {
 	struct sock *sk = c->sk;
+	bool locked, copy = false;
 	unsigned int i;
-	bool locked;
 	u64 have = 0;
 	int ret;
 
@@ -482,10 +532,17 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 		return -EINVAL;
 	if (len > MPA_MAX_ULPDU)
 		return -EMSGSIZE;
-	for (i = 0; i < nr_bv; i++)
+	for (i = 0; i < nr_bv; i++) {
 		have += bv[i].bv_len;
+		if (tx && mpa_kpage_bad(&bv[i], &copy))
+			return -EINVAL;
+	}
 	if (have < len)
 		return -EINVAL;
+	/* TCP's skbs may hold it still: one ULPDU per mpa_ktx at a time */
+	if (tx && READ_ONCE(tx->ubuf.ops) == &mpa_ktx_ops &&
+	    refcount_read(&tx->ubuf.refcnt))
+		return -EBUSY;
 
 	locked = mpa_klock(c);
 	if (!mpa_conn_full(c)) {
@@ -496,13 +553,19 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 		c->kwant_room = true;
 		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		ret = -EAGAIN;
-	} else if (tx) {
+	} else if (tx && !copy) {
 		tx->ubuf.ops = &mpa_ktx_ops;
 		tx->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 		refcount_set(&tx->ubuf.refcnt, 1);
 		ret = mpa_tx_pages(c, bv, nr_bv, len, &tx->ubuf);
+		/* refused: no skb has it, and ours goes without done */
+		if (ret)
+			refcount_set(&tx->ubuf.refcnt, 0);
 	} else {
 		ret = mpa_tx_pages(c, bv, nr_bv, len, NULL);
+		/* copied: the pages are the consumer's again */
+		if (!ret && tx)
+			tx->done(tx);
 	}
 	/* TCP's memory limits: no event tells of room, try again later */
 	if (ret == -ENOBUFS)
@@ -518,8 +581,9 @@ EXPORT_SYMBOL_GPL(mpa_ksend);
  * mpa_kresume() - the consumer takes ULPDUs again
  * @c: the connection
  *
- * After &mpa_kops.ulpdu returned -EAGAIN: it is called again with the same
- * ULPDU, soon, from MPA's work item.
+ * After &mpa_kops.ulpdu returned -EAGAIN (or another error): it is called
+ * again with the same ULPDU, soon, from MPA's work item. Errors and the
+ * peer's close found meanwhile are told then too (&mpa_kops.error).
  *
  * Context: any context.
  */

@@ -668,6 +668,24 @@ int mpa_rx_ulpdu(struct mpa_conn *c, struct mpa_ulpdu *u)
 }
 
 /**
+ * mpa_ulpdu_live() - are the octets of a ULPDU view still there?
+ * @u: the view, from mpa_rx_ulpdu(), socket locked
+ *
+ * A send from the consumer's callback may have reset the connection
+ * (mpa_tx_hand()): TCP's receive queue and the machine are purged, and
+ * the ULPDU's octets with them.
+ *
+ * Return: false once they are gone.
+ */
+bool mpa_ulpdu_live(const struct mpa_ulpdu *u)
+{
+	const struct mpa_conn *c = u->c;
+
+	return mpa_rxm_state(&c->rxm) == MPA_RXM_FPDU &&
+	       mpa_rxm_ulpdu_len(&c->rxm) == u->len;
+}
+
+/**
  * mpa_ulpdu_copy() - place octets of a ULPDU
  * @u: the view, from mpa_rx_ulpdu()
  * @off: offset of the first octet in the ULPDU
@@ -681,8 +699,10 @@ int mpa_rx_ulpdu(struct mpa_conn *c, struct mpa_ulpdu *u)
  *
  * Context: process context, socket locked: inside &mpa_kops.ulpdu for an
  * in-kernel consumer.
- * Return: 0, -EINVAL for a range outside the ULPDU, -EFAULT, or
- * -ECONNRESET when the connection was reset since the view was handed out.
+ * Return: 0, -EINVAL for a range outside the ULPDU or @to not a
+ * destination (%ITER_DEST), -EFAULT, or -ECONNRESET when the connection
+ * was reset since the view was handed out. Undefined with a view kept past
+ * the &mpa_kops.ulpdu callback it was passed to.
  */
 int mpa_ulpdu_copy(const struct mpa_ulpdu *u, u32 off, struct iov_iter *to,
 		   u32 len)
@@ -692,15 +712,10 @@ int mpa_ulpdu_copy(const struct mpa_ulpdu *u, u32 off, struct iov_iter *to,
 	u32 wire, n;
 	int ret;
 
-	if (off > u->len || len > u->len - off)
+	if (off > u->len || len > u->len - off ||
+	    iov_iter_rw(to) != ITER_DEST)
 		return -EINVAL;
-	/*
-	 * A send from the consumer's callback may have reset the connection
-	 * (mpa_tx_hand()): TCP's receive queue and the machine are purged,
-	 * and the ULPDU's octets with them.
-	 */
-	if (mpa_rxm_state(&c->rxm) != MPA_RXM_FPDU ||
-	    mpa_rxm_ulpdu_len(&c->rxm) != u->len)
+	if (!mpa_ulpdu_live(u))
 		return -ECONNRESET;
 	for (; len; len -= n, off += n) {
 		n = min(mpa_rxm_locate(&c->rxm, off, &wire), len);

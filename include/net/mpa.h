@@ -22,7 +22,9 @@ struct mpa_conn;
  * @done: octets taken already (0 unless the ULPDU was taken in parts)
  *
  * Place its octets with mpa_ulpdu_copy(). Valid only inside the
- * &mpa_kops.ulpdu callback it was passed to.
+ * &mpa_kops.ulpdu callback it was passed to: what mpa_ulpdu_copy() does
+ * with a view kept past that callback is undefined (it may copy other
+ * octets, or none).
  */
 struct mpa_ulpdu {
 	struct mpa_conn *c;
@@ -81,27 +83,39 @@ struct mpa_kparams {
  *	held until the Initiator's first valid FPDU arrived, R-7.1.2-15) and
  *	arrive. mpa_kresult() tells what was negotiated
  * @ulpdu: a ULPDU arrived, whole and validated (CRC and Markers). Place it
- *	with mpa_ulpdu_copy() and return 0 once it is taken; return -EAGAIN
- *	to leave it queued: TCP's window closes, nothing is dropped, and
- *	@ulpdu is called with it again after mpa_kresume()
+ *	with mpa_ulpdu_copy() and return 0 once it is taken (a positive
+ *	return counts as 0); return -EAGAIN, or any other negative errno
+ *	(e.g. -ENOMEM when there is no memory to place it), to leave it
+ *	queued: TCP's window closes, nothing is dropped, and @ulpdu is
+ *	called with it again, whole, after mpa_kresume(). Only when the
+ *	connection was reset inside the callback (mpa_ulpdu_copy() said
+ *	-ECONNRESET) is nothing left to keep: @error follows at once.
+ *	Required: mpa_kattach() refuses @ops without it
  * @error: the connection failed: a startup error (code 4, or 1 when TCP
  *	closed, or 0 with %ENOMEM when the peer's Private Data found no
  *	memory; the startup is over and TCP closed), a reject (code 0: the
  *	peer's, or on a Responder MPA's own for want of a common RTR type;
  *	TCP stays open), a CRC (2) or Marker (3)
  *	error (no more ULPDUs arrive; sending still works, e.g. for a
- *	Terminate), or a reset (1). Called once per error
+ *	Terminate), or a reset (1). Called once per error. In Full
+ *	Operation, while the consumer holds delivery back (@ulpdu refused
+ *	a ULPDU), CRC, Marker and reset errors wait behind that ULPDU:
+ *	told after mpa_kresume()
  * @closed: the peer closed its half after its last whole ULPDU (a FIN at
  *	an FPDU boundary); sending still works, and a later reset or
- *	timeout is still told by @error
+ *	timeout is still told by @error. Held back, like @error,
+ *	until mpa_kresume() while @ulpdu refused a ULPDU
  * @writable: mpa_ksend() failed with -EAGAIN earlier; there is room now
  *
  * Context: every callback runs in process context with the socket locked,
  * from MPA's work item or from the consumer's own call into MPA. A callback
  * may call mpa_kaccept(), mpa_kreject(), mpa_ksend(), mpa_kresume(),
  * mpa_kresult(), mpa_kmulpdu() and mpa_ulpdu_copy() on its connection; it
- * must not call mpa_kdetach() nor release the socket, and should not block
- * for long (the socket stays locked). Any callback may be NULL.
+ * must not call mpa_kdetach() nor release the socket, must not call into
+ * this API for another MPA connection (its socket lock would be taken
+ * under this one's: lock recursion, a deadlock between two connections),
+ * and should not block for long (the socket stays locked). Any callback
+ * but @ulpdu may be NULL.
  */
 struct mpa_kops {
 	void (*request)(struct mpa_conn *c, void *priv,
@@ -122,10 +136,15 @@ struct mpa_kops {
  * struct mpa_ktx - a zero-copy send in flight
  * @done: called once TCP holds no more references to the pages of the
  *	ULPDU (the peer acknowledged them, or the connection is gone): the
- *	pages may be reused. May run in any context, softirq included.
+ *	pages may be reused. May run in any context, softirq included, and
+ *	inside mpa_ksend() itself (see there): it must not take a lock the
+ *	caller of mpa_ksend() may hold.
  * @ubuf: private: the kernel's zero-copy completion carrier
  *
  * The consumer owns the structure and must keep it alive until @done.
+ * Zero it before its first use (kzalloc(), or memset()), then set @done.
+ * One ULPDU per mpa_ktx at a time: mpa_ksend() refuses one still in flight
+ * with -EBUSY; once @done ran (or mpa_ksend() failed) it may serve again.
  */
 struct mpa_ktx {
 	void (*done)(struct mpa_ktx *tx);

@@ -10,6 +10,7 @@
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <net/mpa.h>
 
 #include "conn.h"
@@ -48,6 +49,10 @@ struct kapi_end {
 	struct completion early_sent;	/* ...by a thread of its own */
 	int early_ret;		/* what that send returned */
 	int answer_ret;		/* what the request callback's answer returned */
+	int fail_once;		/* return this from the ulpdu callback once */
+	struct completion failed;	/* ...it did */
+	bool source_iter;	/* copy to an ITER_SOURCE iterator first */
+	int source_ret;		/* what that copy returned */
 };
 
 static void kapi_resume_bh(struct tasklet_struct *t)
@@ -68,6 +73,7 @@ static struct kapi_end *kapi_end_new(struct kunit *test)
 	init_completion(&e->error);
 	init_completion(&e->closed);
 	init_completion(&e->tx_done);
+	init_completion(&e->failed);
 	tasklet_setup(&e->resume, kapi_resume_bh);
 	return e;
 }
@@ -168,8 +174,20 @@ static int kapi_ulpdu(struct mpa_conn *c, void *priv, struct mpa_ulpdu *u)
 		e->resume_queued = test_bit(MPA_EV_RESUME, &c->events);
 		return -EAGAIN;
 	}
+	if (e->fail_once) {
+		int ret = e->fail_once;
+
+		e->fail_once = 0;
+		complete(&e->failed);
+		return ret;
+	}
 	kv.iov_base = e->got;
 	kv.iov_len = u->len;
+	if (e->source_iter) {
+		/* a source is no place to copy to */
+		iov_iter_kvec(&to, ITER_SOURCE, &kv, 1, u->len);
+		e->source_ret = mpa_ulpdu_copy(u, 0, &to, u->len);
+	}
 	iov_iter_kvec(&to, ITER_DEST, &kv, 1, u->len);
 	/* as a send from here does when TCP took part and MPA has no memory */
 	if (e->abort_in_ulpdu)
@@ -307,6 +325,15 @@ static void kapi_attach_args(struct kunit *test)
 	p.revision = MPA_REVISION_2;
 	KUNIT_EXPECT_EQ(test, -EMSGSIZE,
 			PTR_ERR(mpa_kattach(pair->client, &p, &kapi_ops, NULL)));
+	/* a length without Private Data is a bad argument, as in mpa_kaccept() */
+	p = kapi_initiator;
+	p.pd = NULL;
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			PTR_ERR(mpa_kattach(pair->client, &p, &kapi_ops, NULL)));
+	/* without a ulpdu callback every ULPDU would be lost */
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			PTR_ERR(mpa_kattach(pair->client, &kapi_initiator,
+					    &(struct mpa_kops){}, NULL)));
 	p = kapi_initiator;
 	p.no_crc = true;
 	/* the namespace's policy decides (RFC 5044 section 4.4) */
@@ -809,6 +836,169 @@ static void kapi_early_data_in_callback(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EPROTO, er->answer_ret);
 }
 
+/* Two connected kernel ends, in Full Operation both ways. */
+static struct mpa_conn *kapi_connect(struct kunit *test,
+				     struct mpa_test_pair *pair,
+				     struct kapi_end *ei, struct kapi_end *er,
+				     struct mpa_conn **cr)
+{
+	struct mpa_conn *ci;
+
+	*cr = kapi_attach(test, pair->server, &kapi_responder, er);
+	ci = kapi_attach(test, pair->client, &kapi_initiator, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+	return ci;
+}
+
+static void kapi_kfree(void *p)
+{
+	kfree(p);
+}
+
+static void kapi_free_pages1(void *page)
+{
+	__free_pages(page, 1);
+}
+
+/*
+ * A zero-copy send's entry must stay inside its folio: two pages of an
+ * order-1 allocation that is not compound are two folios, the second with
+ * no reference of its own. -EINVAL, nothing sent, and the connection goes
+ * on. Slab memory (kmalloc()) is not for TCP to hold a reference to
+ * (sendpage_ok()): it is copied, done runs before mpa_ksend() returns, and
+ * the buffer may go at once.
+ */
+static void kapi_send_bad_pages(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct mpa_conn *ci, *cr;
+	struct page *pages;
+	struct bio_vec bv;
+	u8 *buf;
+	int ret;
+
+	ci = kapi_connect(test, pair, ei, er, &cr);
+	ei->tx.done = kapi_tx_done;
+
+	pages = alloc_pages(GFP_KERNEL, 1);
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   kapi_free_pages1,
+							   pages));
+	memset(page_address(pages), 'p', 2 * PAGE_SIZE);
+	bvec_set_page(&bv, pages, 6000, 0);
+	KUNIT_EXPECT_EQ(test, -EINVAL, mpa_ksend(ci, &bv, 1, 6000, &ei->tx));
+	bvec_set_page(&bv, pages, 100, PAGE_SIZE - 50);
+	KUNIT_EXPECT_EQ(test, -EINVAL, mpa_ksend(ci, &bv, 1, 100, &ei->tx));
+	KUNIT_EXPECT_FALSE(test, completion_done(&ei->tx_done));
+
+	buf = kmalloc(2000, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	memset(buf, 'k', 2000);
+	buf[1999] = 'z';
+	bvec_set_virt(&bv, buf, 2000);
+	ret = mpa_ksend(ci, &bv, 1, 2000, &ei->tx);
+	KUNIT_EXPECT_EQ(test, 0, ret);
+	KUNIT_EXPECT_TRUE(test, completion_done(&ei->tx_done));
+	if (completion_done(&ei->tx_done) || ret)
+		kfree(buf);
+	else
+		kunit_add_action(test, kapi_kfree, buf);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, 1, er->ulpdus);
+	KUNIT_EXPECT_EQ(test, 2000U, er->got_len);
+	KUNIT_EXPECT_EQ(test, 'k', (int)er->got[0]);
+	KUNIT_EXPECT_EQ(test, 'z', (int)er->got[1999]);
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->error));
+	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
+}
+
+/*
+ * One ULPDU per mpa_ktx at a time: while TCP holds the pages (the peer's
+ * socket owned here, no ACK comes) a second send with it is refused with
+ * -EBUSY; once done ran, the same mpa_ktx serves again.
+ */
+static void kapi_ktx_busy(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct sock *ssk = pair->server->sk;
+	struct mpa_conn *ci, *cr;
+	struct page *page;
+	struct bio_vec bv;
+	int first, second;
+
+	ci = kapi_connect(test, pair, ei, er, &cr);
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, kapi_free_page,
+							   page));
+	memset(page_address(page), 'b', PAGE_SIZE);
+	bvec_set_page(&bv, page, 1000, 0);
+	ei->tx.done = kapi_tx_done;
+
+	lock_sock_nested(ssk, SINGLE_DEPTH_NESTING);
+	first = mpa_ksend(ci, &bv, 1, 1000, &ei->tx);
+	second = mpa_ksend(ci, &bv, 1, 1000, &ei->tx);
+	release_sock(ssk);
+	KUNIT_ASSERT_EQ(test, 0, first);
+	KUNIT_EXPECT_EQ(test, -EBUSY, second);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->tx_done));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+
+	reinit_completion(&ei->tx_done);
+	KUNIT_ASSERT_EQ(test, 0, mpa_ksend(ci, &bv, 1, 1000, &ei->tx));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->tx_done));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, 2, er->ulpdus);
+	KUNIT_EXPECT_EQ(test, 'b', (int)er->got[999]);
+}
+
+/*
+ * An error from the ulpdu callback (-ENOMEM: no memory to place it) keeps
+ * the ULPDU, as -EAGAIN does: after mpa_kresume() it comes again, whole,
+ * and is counted once.
+ */
+static void kapi_ulpdu_error_keeps(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct mpa_conn *ci, *cr;
+
+	ci = kapi_connect(test, pair, ei, er, &cr);
+	er->fail_once = -ENOMEM;
+	kapi_send_one(test, ci, 1500, 'm');
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->failed));
+	msleep(50);
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->ulpdu));
+	mpa_kresume(cr);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, 1, er->ulpdus);
+	KUNIT_EXPECT_EQ(test, 1500U, er->got_len);
+	KUNIT_EXPECT_EQ(test, 'm', (int)er->got[0]);
+	KUNIT_EXPECT_EQ(test, 'm', (int)er->got[1499]);
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->error));
+}
+
+/* mpa_ulpdu_copy() to a source iterator: -EINVAL, no WARN, no octet. */
+static void kapi_copy_to_source(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct mpa_conn *ci, *cr;
+
+	ci = kapi_connect(test, pair, ei, er, &cr);
+	er->source_iter = true;
+	kapi_send_one(test, ci, 300, 's');
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, -EINVAL, er->source_ret);
+	KUNIT_EXPECT_EQ(test, 0, er->copy_ret);
+	KUNIT_EXPECT_EQ(test, 1, er->ulpdus);
+	KUNIT_EXPECT_EQ(test, 's', (int)er->got[299]);
+}
+
 static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_attach_args),
 	KUNIT_CASE(kapi_send_args),
@@ -827,6 +1017,10 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_early_data_with_request),
 	KUNIT_CASE(kapi_early_data_while_judged),
 	KUNIT_CASE(kapi_early_data_in_callback),
+	KUNIT_CASE(kapi_copy_to_source),
+	KUNIT_CASE(kapi_ulpdu_error_keeps),
+	KUNIT_CASE(kapi_ktx_busy),
+	KUNIT_CASE(kapi_send_bad_pages),
 	{}
 };
 
