@@ -452,27 +452,21 @@ static const struct ubuf_info_ops mpa_ktx_ops = {
 };
 
 /*
- * Zero copy gives TCP references to the pages of @bv: it must stay inside
- * its folio (one folio's reference covers it), and the folio must be one
- * TCP may hold (sendpage_ok(): not slab memory, nor a page without a
- * reference of its own); if not, *@copy is set.
- * Return: true if @bv reaches past its folio.
+ * Zero copy has TCP take a reference on each page an entry spans (a
+ * multi-page entry's pages are contiguous, as in a bio): each must be one
+ * TCP may hold (sendpage_ok(): not slab memory, and a page with a
+ * reference count of its own, which the tail pages of a higher-order
+ * allocation that is not compound lack). Return: true if one is not: the
+ * ULPDU is copied instead, as nvme-tcp does.
  */
-static bool mpa_kpage_bad(const struct bio_vec *bv, bool *copy)
+static bool mpa_kpages_copy(const struct bio_vec *bv)
 {
-	struct folio *folio;
-	size_t off;
+	unsigned long i = bv->bv_offset / PAGE_SIZE;
+	unsigned long last = ((u64)bv->bv_offset + bv->bv_len - 1) / PAGE_SIZE;
 
-	if (!bv->bv_len)
-		return false;
-	if (!bv->bv_page)
-		return true;
-	folio = page_folio(bv->bv_page);
-	off = folio_page_idx(folio, bv->bv_page) * PAGE_SIZE + bv->bv_offset;
-	if (off + bv->bv_len > folio_size(folio))
-		return true;
-	if (!sendpage_ok(bv->bv_page))
-		*copy = true;
+	for (; i <= last; i++)
+		if (!sendpage_ok(nth_page(bv->bv_page, i)))
+			return true;
 	return false;
 }
 
@@ -489,14 +483,16 @@ static bool mpa_kpage_bad(const struct bio_vec *bv, bool *copy)
  * does, with ULPDU_Length, Markers, PAD and the CRC in MPA's own page
  * fragments; the CRC is computed over the pages in place, so the pages
  * must not change until @tx->done (a retransmission must carry the same
- * octets). Each entry of @bv must lie inside its page's folio (-EINVAL
- * otherwise: the pages of a higher-order allocation that is not compound
- * are folios of their own). The pages are copied instead, and @tx->done
+ * octets). TCP takes a reference on each page an entry spans (a
+ * multi-page entry's pages are contiguous, as in a bio). The pages are
+ * copied instead, and @tx->done
  * runs before mpa_ksend() returns, where Markers would cut the ULPDU into
  * more pieces than an FPDU record holds (long ULPDUs with Markers), or
  * @bv has more entries than a record holds, or a page is not one TCP may
  * hold a reference to (!sendpage_ok(): slab memory, e.g. from kmalloc(),
- * or a page without a reference count); @tx->done may also run inside
+ * or a page without a reference count of its own, such as the tail pages
+ * of a higher-order allocation that is not compound); @tx->done may also
+ * run inside
  * mpa_ksend() when the route has no scatter-gather (TCP copies). So the
  * caller must not hold a lock that @tx->done takes. A @tx is for one
  * ULPDU at a time (&struct mpa_ktx). A ULPDU of at most
@@ -516,7 +512,8 @@ static bool mpa_kpage_bad(const struct bio_vec *bv, bool *copy)
  * sending; -ENOMEM without memory, or when TCP's memory limits (tcp_mem,
  * the memory cgroup) refuse more (try again later: no callback tells
  * when). A copied ULPDU whose head TCP took when MPA found no memory for
- * its tail resets the connection: -ENOMEM, and &mpa_kops.error follows.
+ * its tail resets the connection: -ENOMEM, and &mpa_kops.error follows
+ * (after mpa_kresume() while delivery waits for it).
  * Otherwise an error sent nothing; either way @tx->done does not run.
  */
 int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
@@ -532,20 +529,24 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 		return -EINVAL;
 	if (len > MPA_MAX_ULPDU)
 		return -EMSGSIZE;
-	for (i = 0; i < nr_bv; i++) {
-		have += bv[i].bv_len;
-		if (tx && mpa_kpage_bad(&bv[i], &copy))
+	for (i = 0; i < nr_bv && have < len; i++) {
+		if (!bv[i].bv_len)
+			continue;
+		if (!bv[i].bv_page)
 			return -EINVAL;
+		if (tx && !copy)
+			copy = mpa_kpages_copy(&bv[i]);
+		have += bv[i].bv_len;
 	}
 	if (have < len)
 		return -EINVAL;
-	/* TCP's skbs may hold it still: one ULPDU per mpa_ktx at a time */
-	if (tx && READ_ONCE(tx->ubuf.ops) == &mpa_ktx_ops &&
-	    refcount_read(&tx->ubuf.refcnt))
-		return -EBUSY;
 
 	locked = mpa_klock(c);
-	if (!mpa_conn_full(c)) {
+	/* TCP's skbs may hold it still: one ULPDU per mpa_ktx at a time */
+	if (tx && READ_ONCE(tx->ubuf.ops) == &mpa_ktx_ops &&
+	    refcount_read(&tx->ubuf.refcnt)) {
+		ret = -EBUSY;
+	} else if (!mpa_conn_full(c)) {
 		ret = -ENOTCONN;
 	} else if (!mpa_tcp_sends(sk) || (sk->sk_shutdown & SEND_SHUTDOWN)) {
 		ret = -EPIPE;

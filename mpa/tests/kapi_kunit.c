@@ -44,6 +44,7 @@ struct kapi_end {
 	bool refuse_resume;	/* refuse each ULPDU, resuming at once */
 	int refusals;		/* how often it did */
 	bool abort_in_ulpdu;	/* reset the connection, then copy */
+	int abort_ret;		/* ...and return this when the copy fails */
 	int copy_ret;		/* what mpa_ulpdu_copy() returned */
 	struct socket *early;	/* the request callback has it sent on first */
 	struct completion early_sent;	/* ...by a thread of its own */
@@ -195,7 +196,7 @@ static int kapi_ulpdu(struct mpa_conn *c, void *priv, struct mpa_ulpdu *u)
 	e->copy_ret = mpa_ulpdu_copy(u, 0, &to, u->len);
 	if (e->copy_ret) {
 		complete(&e->ulpdu);
-		return 0;
+		return e->abort_ret;
 	}
 	e->got_len = u->len;
 	e->ulpdus++;
@@ -558,6 +559,36 @@ static void kapi_abort_in_ulpdu(struct kunit *test)
 }
 
 /*
+ * The same, the callback refusing the ULPDU it could not place (-EAGAIN,
+ * or an error of its own): after the reset nothing is left to keep, so
+ * nothing waits for an mpa_kresume(): the error is told at once.
+ */
+static void kapi_abort_in_ulpdu_refused(struct kunit *test)
+{
+	static const int rets[] = { -EAGAIN, -ENOMEM };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(rets); i++) {
+		struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+		struct kapi_end *ei = kapi_end_new(test);
+		struct kapi_end *er = kapi_end_new(test);
+		struct mpa_conn *ci;
+
+		er->abort_in_ulpdu = true;
+		er->abort_ret = rets[i];
+		kapi_attach(test, pair->server, &kapi_responder, er);
+		ci = kapi_attach(test, pair->client, &kapi_initiator, ei);
+		KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+		kapi_send_one(test, ci, 1000, 'x');
+		KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+		KUNIT_EXPECT_EQ(test, -ECONNRESET, er->copy_ret);
+		KUNIT_EXPECT_TRUE_MSG(test, kapi_wait(&er->error),
+				      "no error after returning %d", rets[i]);
+		KUNIT_EXPECT_EQ(test, 0, er->ulpdus);
+	}
+}
+
+/*
  * The Responder resets before any FPDU: the Initiator hears of it
  * (error), and its late refusal of the Reply's Private Data (R-7.1.2-13:
  * leave MPA, keep TCP open) finds no TCP to keep open: -ENOTCONN, and
@@ -862,13 +893,27 @@ static void kapi_free_pages1(void *page)
 }
 
 /*
- * A zero-copy send's entry must stay inside its folio: two pages of an
- * order-1 allocation that is not compound are two folios, the second with
- * no reference of its own. -EINVAL, nothing sent, and the connection goes
- * on. Slab memory (kmalloc()) is not for TCP to hold a reference to
- * (sendpage_ok()): it is copied, done runs before mpa_ksend() returns, and
- * the buffer may go at once.
+ * Zero copy with pages TCP may not hold a reference to (sendpage_ok()):
+ * the pages of an order-1 allocation that is not compound (the second has
+ * no reference count of its own), whole or just across their boundary,
+ * and slab memory (kmalloc()). Each ULPDU is copied instead: mpa_ksend()
+ * returns 0 with done run already, so the memory may go at once, and the
+ * peer gets the octets.
  */
+static void kapi_send_copied_pages(struct kunit *test, struct kapi_end *ei,
+				   struct kapi_end *er, struct mpa_conn *ci,
+				   const struct bio_vec *bv, u32 len, u8 first,
+				   u8 last)
+{
+	reinit_completion(&ei->tx_done);
+	KUNIT_EXPECT_EQ(test, 0, mpa_ksend(ci, bv, 1, len, &ei->tx));
+	KUNIT_EXPECT_TRUE(test, completion_done(&ei->tx_done));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, len, er->got_len);
+	KUNIT_EXPECT_EQ(test, (int)first, (int)er->got[0]);
+	KUNIT_EXPECT_EQ(test, (int)last, (int)er->got[len - 1]);
+}
+
 static void kapi_send_bad_pages(struct kunit *test)
 {
 	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
@@ -876,8 +921,7 @@ static void kapi_send_bad_pages(struct kunit *test)
 	struct mpa_conn *ci, *cr;
 	struct page *pages;
 	struct bio_vec bv;
-	u8 *buf;
-	int ret;
+	u8 *p, *buf;
 
 	ci = kapi_connect(test, pair, ei, er, &cr);
 	ei->tx.done = kapi_tx_done;
@@ -887,30 +931,36 @@ static void kapi_send_bad_pages(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
 							   kapi_free_pages1,
 							   pages));
-	memset(page_address(pages), 'p', 2 * PAGE_SIZE);
+	p = page_address(pages);
+	memset(p, 'p', 2 * PAGE_SIZE);
+	p[5999] = 'q';
+	p[PAGE_SIZE + 49] = 'x';
 	bvec_set_page(&bv, pages, 6000, 0);
-	KUNIT_EXPECT_EQ(test, -EINVAL, mpa_ksend(ci, &bv, 1, 6000, &ei->tx));
+	kapi_send_copied_pages(test, ei, er, ci, &bv, 6000, 'p', 'q');
 	bvec_set_page(&bv, pages, 100, PAGE_SIZE - 50);
-	KUNIT_EXPECT_EQ(test, -EINVAL, mpa_ksend(ci, &bv, 1, 100, &ei->tx));
-	KUNIT_EXPECT_FALSE(test, completion_done(&ei->tx_done));
+	kapi_send_copied_pages(test, ei, er, ci, &bv, 100, 'p', 'x');
 
 	buf = kmalloc(2000, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	memset(buf, 'k', 2000);
 	buf[1999] = 'z';
 	bvec_set_virt(&bv, buf, 2000);
-	ret = mpa_ksend(ci, &bv, 1, 2000, &ei->tx);
-	KUNIT_EXPECT_EQ(test, 0, ret);
-	KUNIT_EXPECT_TRUE(test, completion_done(&ei->tx_done));
-	if (completion_done(&ei->tx_done) || ret)
+	reinit_completion(&ei->tx_done);
+	KUNIT_EXPECT_EQ(test, 0, mpa_ksend(ci, &bv, 1, 2000, &ei->tx));
+	if (completion_done(&ei->tx_done))
 		kfree(buf);
 	else
 		kunit_add_action(test, kapi_kfree, buf);
+	KUNIT_EXPECT_TRUE(test, completion_done(&ei->tx_done));
 	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
-	KUNIT_EXPECT_EQ(test, 1, er->ulpdus);
 	KUNIT_EXPECT_EQ(test, 2000U, er->got_len);
 	KUNIT_EXPECT_EQ(test, 'k', (int)er->got[0]);
 	KUNIT_EXPECT_EQ(test, 'z', (int)er->got[1999]);
+
+	/* an entry without its page: refused, nothing sent */
+	bvec_set_page(&bv, NULL, 10, 0);
+	KUNIT_EXPECT_EQ(test, -EINVAL, mpa_ksend(ci, &bv, 1, 10, &ei->tx));
+	KUNIT_EXPECT_EQ(test, 3, er->ulpdus);
 	KUNIT_EXPECT_FALSE(test, completion_done(&er->error));
 	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
 }
@@ -1021,6 +1071,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_ulpdu_error_keeps),
 	KUNIT_CASE(kapi_ktx_busy),
 	KUNIT_CASE(kapi_send_bad_pages),
+	KUNIT_CASE(kapi_abort_in_ulpdu_refused),
 	{}
 };
 
