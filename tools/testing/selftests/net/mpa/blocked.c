@@ -345,26 +345,41 @@ static void rcvlowat(struct __test_metadata *_metadata, struct b_ctx *c)
 
 enum { CM_VALID, CM_SHORT, CM_UNKNOWN };
 
+/* A send of "hello" with one control message. */
+struct cmsg_msg {
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov;
+	struct msghdr msg;
+};
+
 /*
- * Point @msg at a control message in @buf, of @kind: a valid
- * SO_TIMESTAMPING (flags 0: valid without privilege), one whose cmsg_len
- * is shorter than its header, or one of a SOL_SOCKET type no kernel knows.
+ * Build @m with a control message of @kind: a valid SO_TIMESTAMPING
+ * (flags 0: valid without privilege), one whose cmsg_len is shorter than
+ * its header, or one of a SOL_SOCKET type no kernel knows.
  */
-static void cmsg_build(struct msghdr *msg, void *buf, size_t size, int kind)
+static struct msghdr *cmsg_build(struct cmsg_msg *m, int kind)
 {
 	struct cmsghdr *cm;
 	int flags = 0;
 
-	memset(buf, 0, size);
-	msg->msg_control = buf;
-	msg->msg_controllen = size;
-	cm = CMSG_FIRSTHDR(msg);
+	memset(m, 0, sizeof(*m));
+	m->iov.iov_base = "hello";
+	m->iov.iov_len = 5;
+	m->msg.msg_iov = &m->iov;
+	m->msg.msg_iovlen = 1;
+	m->msg.msg_control = m->u.buf;
+	m->msg.msg_controllen = sizeof(m->u.buf);
+	cm = CMSG_FIRSTHDR(&m->msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = kind == CM_UNKNOWN ? 0x7fff : SO_TIMESTAMPING;
 	cm->cmsg_len = CMSG_LEN(sizeof(flags));
 	if (kind == CM_SHORT)
 		cm->cmsg_len = sizeof(*cm) - 1;
 	memcpy(CMSG_DATA(cm), &flags, sizeof(flags));
+	return &m->msg;
 }
 
 /*
@@ -376,18 +391,13 @@ static void cmsg_build(struct msghdr *msg, void *buf, size_t size, int kind)
 static void cmsg_send(struct __test_metadata *_metadata, struct b_ctx *c,
 		      int kind)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = "hello", .iov_len = 5 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsg_msg m;
 	int err = refused(c);
 
-	cmsg_build(&msg, u.buf, sizeof(u.buf), kind);
 	if (err != EINPROGRESS)
 		err = kind == CM_VALID ? 0 : EINVAL;
-	hello_sent(_metadata, c, sendmsg(c->fd, &msg, MSG_NOSIGNAL), err);
+	hello_sent(_metadata, c,
+		   sendmsg(c->fd, cmsg_build(&m, kind), MSG_NOSIGNAL), err);
 	still_works(_metadata, c);
 }
 
@@ -562,20 +572,14 @@ TEST_F(blocked, siocinq)
  */
 TEST_F(blocked, cmsg_after_shutdown)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = "hello", .iov_len = 5 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsg_msg m;
 	int kind;
 
 	ASSERT_EQ(0, shutdown(self->c.fd, SHUT_WR));
-	for (kind = CM_VALID; kind <= CM_UNKNOWN; kind++) {
-		cmsg_build(&msg, u.buf, sizeof(u.buf), kind);
-		expect_err(_metadata, sendmsg(self->c.fd, &msg, MSG_NOSIGNAL),
-			   EPIPE);
-	}
+	for (kind = CM_VALID; kind <= CM_UNKNOWN; kind++)
+		expect_err(_metadata,
+			   sendmsg(self->c.fd, cmsg_build(&m, kind),
+				   MSG_NOSIGNAL), EPIPE);
 	EXPECT_EQ(0, t_wait_eof(self->c.peer, T_WAIT));
 }
 
