@@ -452,17 +452,17 @@ static const struct ubuf_info_ops mpa_ktx_ops = {
 };
 
 /*
- * Zero copy has TCP take a reference on each page an entry spans (a
- * multi-page entry's pages are contiguous, as in a bio): each must be one
- * TCP may hold (sendpage_ok(): not slab memory, and a page with a
- * reference count of its own, which the tail pages of a higher-order
- * allocation that is not compound lack). Return: true if one is not: the
- * ULPDU is copied instead, as nvme-tcp does.
+ * Zero copy has TCP take a reference on each page the first @used octets
+ * of entry @bv span (a multi-page entry's pages are contiguous, as in a
+ * bio): each must be one TCP may hold (sendpage_ok(): not slab memory,
+ * and a page with a reference count of its own, which the tail pages of a
+ * higher-order allocation that is not compound lack). Return: true if one
+ * is not: the ULPDU is copied instead, as nvme-tcp does.
  */
-static bool mpa_kpages_copy(const struct bio_vec *bv)
+static bool mpa_kpages_copy(const struct bio_vec *bv, u32 used)
 {
 	unsigned long i = bv->bv_offset / PAGE_SIZE;
-	unsigned long last = ((u64)bv->bv_offset + bv->bv_len - 1) / PAGE_SIZE;
+	unsigned long last = ((u64)bv->bv_offset + used - 1) / PAGE_SIZE;
 
 	for (; i <= last; i++)
 		if (!sendpage_ok(nth_page(bv->bv_page, i)))
@@ -534,8 +534,11 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 			continue;
 		if (!bv[i].bv_page)
 			return -EINVAL;
+		/* the pages the ULPDU takes of it only */
 		if (tx && !copy)
-			copy = mpa_kpages_copy(&bv[i]);
+			copy = mpa_kpages_copy(&bv[i],
+					       min_t(u64, bv[i].bv_len,
+						     len - have));
 		have += bv[i].bv_len;
 	}
 	if (have < len)

@@ -965,6 +965,46 @@ static void kapi_send_bad_pages(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
 }
 
+static void kapi_free_pages2(void *page)
+{
+	__free_pages(page, 2);
+}
+
+/*
+ * A multi-page entry of a compound allocation, starting past its first
+ * page, goes by reference: the peer gets its octets, done runs once TCP
+ * lets go of them.
+ */
+static void kapi_send_multipage(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	const u32 off = PAGE_SIZE + 100, len = 6000;
+	struct mpa_conn *ci, *cr;
+	struct page *pages;
+	struct bio_vec bv;
+	u8 *p;
+	u32 i;
+
+	ci = kapi_connect(test, pair, ei, er, &cr);
+	ei->tx.done = kapi_tx_done;
+	pages = alloc_pages(GFP_KERNEL | __GFP_COMP, 2);
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   kapi_free_pages2,
+							   pages));
+	p = page_address(pages);
+	for (i = 0; i < 4 * PAGE_SIZE; i++)
+		p[i] = i % 251;
+	bvec_set_page(&bv, pages, len, off);
+	KUNIT_EXPECT_EQ(test, 0, mpa_ksend(ci, &bv, 1, len, &ei->tx));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, len, er->got_len);
+	KUNIT_EXPECT_EQ(test, 0, memcmp(er->got, p + off, len));
+	KUNIT_EXPECT_TRUE(test, kapi_wait(&ei->tx_done));
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->error));
+}
+
 /*
  * One ULPDU per mpa_ktx at a time: while TCP holds the pages (the peer's
  * socket owned here, no ACK comes) a second send with it is refused with
@@ -1072,6 +1112,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_ktx_busy),
 	KUNIT_CASE(kapi_send_bad_pages),
 	KUNIT_CASE(kapi_abort_in_ulpdu_refused),
+	KUNIT_CASE(kapi_send_multipage),
 	{}
 };
 
