@@ -781,9 +781,31 @@ static bool mpa_tx_direct_ok(const struct mpa_conn *c,
 }
 
 /*
+ * What TCP charges for the head of a new skb (tcp_stream_alloc_skb(): its
+ * truesize, about 1 KiB on x86-64), rounded up.
+ */
+#define MPA_TX_SKB_MEM		SZ_2K
+
+/*
+ * Will TCP take all of an FPDU of @len wire octets, or none of it? At its
+ * memory limits (tcp_mem, the memory cgroup) TCP refuses a new skb whole,
+ * but octets in part: tcp_wmem_schedule() takes what sk_forward_alloc has
+ * left, and MPA, refused the same memory, could not keep the rest
+ * (mpa_tx_hand()). So reserve the memory first, unless TCP would force
+ * it anyway (its progress guarantee: up to tcp_wmem[0] queued).
+ */
+static bool mpa_tx_takes_whole(struct sock *sk, u32 len)
+{
+	len += MPA_TX_SKB_MEM;
+	return sk_wmem_schedule(sk, len) ||
+	       READ_ONCE(sk->sk_wmem_queued) + len <=
+	       READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_wmem[0]);
+}
+
+/*
  * Hand TCP the FPDU of layout @lo whose whole wire image is @bv, when
  * mpa_tx_direct_ok(). TCP puts it whole in one skb (mpa_tx_align()) or,
- * lacking memory, takes none of it. What TCP did not take becomes a queued
+ * lacking memory, takes none of it (mpa_tx_takes_whole()). What TCP did not take becomes a queued
  * record, as any FPDU TCP cannot take now. A TCP that refuses with its
  * queues empty calls sk_write_space() before the record is queued: the
  * callers push it right after (mpa_tx_sendmsg(), mpa_ksend()), and that
@@ -803,10 +825,13 @@ static int mpa_tx_hand(struct mpa_conn *c, const struct mpa_fpdu_layout *lo,
 	struct msghdr msg = {};
 	int took, ret;
 
-	mpa_tx_align(c, lo->span, NULL);
-	msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
-	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, 1, lo->span);
-	took = mpa_tcp_sendmsg(sk, &msg, lo->span);
+	took = 0;
+	if (mpa_tx_takes_whole(sk, lo->span)) {
+		mpa_tx_align(c, lo->span, NULL);
+		msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
+		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, 1, lo->span);
+		took = mpa_tcp_sendmsg(sk, &msg, lo->span);
+	}
 	if (took == lo->span) {
 		mpa_tx_sent(c, lo);
 		c->tx_pos += lo->span;
@@ -823,8 +848,9 @@ static int mpa_tx_hand(struct mpa_conn *c, const struct mpa_fpdu_layout *lo,
 		return ret;
 	}
 	/*
-	 * TCP has the FPDU's head and MPA no memory for its tail: the peer
-	 * learns with a reset that the stream ends there.
+	 * TCP has the FPDU's head and MPA no memory for its tail (no record,
+	 * or TCP cut the FPDU where mpa_tx_align() did not expect it): the
+	 * peer learns with a reset that the stream ends there.
 	 */
 	mpa_conn_abort(c);
 	return ret;

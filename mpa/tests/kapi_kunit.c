@@ -1089,6 +1089,82 @@ static void kapi_copy_to_source(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 's', (int)er->got[299]);
 }
 
+static void kapi_send_fill(struct kunit *test, struct mpa_conn *c,
+			   struct page *page, u32 len, int fill, int want)
+{
+	struct bio_vec bv;
+
+	memset(page_address(page), fill, len);
+	bvec_set_page(&bv, page, len, 0);
+	KUNIT_EXPECT_EQ(test, want, mpa_ksend(c, &bv, 1, len, NULL));
+}
+
+/*
+ * TCP at its hard memory limit (tcp_mem[2]) with an skb still to send
+ * (corked) and beyond tcp_wmem[0] queued, so that it forces nothing, and
+ * only 100 octets left in sk_forward_alloc: an FPDU that would join that
+ * skb is not handed over in part (TCP would take the 100 octets MPA could
+ * not keep the rest of, and reset the connection). The send fails with
+ * -ENOMEM, nothing of it is sent, and once memory is back it goes, the
+ * stream intact. The send buffer is locked large, so that the limit's
+ * "a socket over its send buffer may go on" rule does not apply.
+ */
+static void kapi_send_mem_limit(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct sock *sk = pair->client->sk;
+	long *mem = sk->sk_prot->sysctl_mem, saved[3];
+	struct mpa_conn *ci, *cr;
+	struct page *page;
+	int delta, i;
+
+	ci = kapi_connect(test, pair, ei, er, &cr);
+	page = alloc_pages(GFP_KERNEL, 1);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   kapi_free_pages1,
+							   page));
+	tcp_sock_set_cork(sk, true);
+	kapi_send_fill(test, ci, page, 100, 'A', 0);
+	kapi_send_fill(test, ci, page, 6000, 'B', 0);
+
+	lock_sock(sk);
+	KUNIT_EXPECT_NOT_NULL(test, tcp_write_queue_tail(sk));
+	KUNIT_EXPECT_GT(test, sk->sk_wmem_queued,
+			READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_wmem[0]));
+	sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+	WRITE_ONCE(sk->sk_sndbuf, SZ_4M);
+	/* below any figure: the global one may read 0 (per-CPU reserves) */
+	for (i = 0; i < 3; i++) {
+		saved[i] = READ_ONCE(mem[i]);
+		WRITE_ONCE(mem[i], -1);
+	}
+	delta = sk->sk_forward_alloc - 100;
+	sk_mem_charge(sk, delta);
+	release_sock(sk);
+
+	kapi_send_fill(test, ci, page, 1000, 'C', -ENOMEM);
+
+	lock_sock(sk);
+	sk_mem_uncharge(sk, delta);
+	for (i = 0; i < 3; i++)
+		WRITE_ONCE(mem[i], saved[i]);
+	release_sock(sk);
+	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
+
+	kapi_send_fill(test, ci, page, 1000, 'C', 0);
+	tcp_sock_set_cork(sk, false);
+	for (i = 0; i < 3; i++)
+		KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, 3, er->ulpdus);
+	KUNIT_EXPECT_EQ(test, 1000U, er->got_len);
+	KUNIT_EXPECT_EQ(test, 'C', (int)er->got[0]);
+	KUNIT_EXPECT_EQ(test, 'C', (int)er->got[999]);
+	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->error));
+}
+
 static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_attach_args),
 	KUNIT_CASE(kapi_send_args),
@@ -1113,6 +1189,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_send_bad_pages),
 	KUNIT_CASE(kapi_abort_in_ulpdu_refused),
 	KUNIT_CASE(kapi_send_multipage),
+	KUNIT_CASE(kapi_send_mem_limit),
 	{}
 };
 
