@@ -51,7 +51,7 @@ static void mpa_kreport_frame(struct mpa_conn *c, bool request)
 	const struct mpa_kops *ops = c->kops;
 	struct mpa_frame_info fi;
 
-	if (!c->have_peer || !(request ? ops->request : ops->reply))
+	if (!ops || !c->have_peer || !(request ? ops->request : ops->reply))
 		return;
 	mpa_conn_frame_info(c, &fi);
 	if (request)
@@ -62,17 +62,19 @@ static void mpa_kreport_frame(struct mpa_conn *c, bool request)
 
 static void mpa_kreport_error(struct mpa_conn *c)
 {
-	if (c->kended)
+	if (c->kended || !c->kops)
 		return;
 	c->kended = true;
 	if (c->kops->error)
 		c->kops->error(c, c->kpriv, &c->err);
 }
 
-/* Tell the consumer about a state it has not seen yet. */
+/*
+ * Tell the consumer about a state it has not seen yet. Each callback may
+ * detach (mpa_kdetach()): c->kops is read again before the next one.
+ */
 static void mpa_kreport_state(struct mpa_conn *c, u8 state)
 {
-	const struct mpa_kops *ops = c->kops;
 	bool initiator = c->role == MPA_ROLE_INITIATOR;
 
 	switch (state) {
@@ -83,8 +85,8 @@ static void mpa_kreport_state(struct mpa_conn *c, u8 state)
 		if (initiator)
 			mpa_kreport_frame(c, false);
 		/* unless the reply callback refused it (mpa_kreject()) */
-		if (ops->established && mpa_conn_full(c))
-			ops->established(c, c->kpriv);
+		if (c->kops && c->kops->established && mpa_conn_full(c))
+			c->kops->established(c, c->kpriv);
 		break;
 	case MPA_STATE_REJECTED:
 		/*
@@ -109,12 +111,12 @@ static void mpa_kreport_state(struct mpa_conn *c, u8 state)
 /* Full Operation: hand over ULPDUs; report errors and the end. */
 static void mpa_kdeliver(struct mpa_conn *c)
 {
-	const struct mpa_kops *ops = c->kops;
 	struct mpa_ulpdu u;
 	bool eof;
 	int ret;
 
-	while (!c->kpaused && !c->kended) {
+	/* until the consumer detaches, from a callback too */
+	while (c->kops && !c->kpaused && !c->kended) {
 		ret = mpa_rx_ulpdu(c, &u);
 		if (ret == -EAGAIN) {
 			/*
@@ -137,8 +139,8 @@ static void mpa_kdeliver(struct mpa_conn *c)
 				mpa_kreport_error(c);
 			} else if (eof && !c->kclosed) {
 				c->kclosed = true;
-				if (ops->closed)
-					ops->closed(c, c->kpriv);
+				if (c->kops->closed)
+					c->kops->closed(c, c->kpriv);
 			}
 			return;
 		}
@@ -148,7 +150,7 @@ static void mpa_kdeliver(struct mpa_conn *c)
 		}
 		/* mpa_kresume() from inside the callback clears it again */
 		c->kpaused = true;
-		ret = ops->ulpdu(c, c->kpriv, &u);
+		ret = c->kops->ulpdu(c, c->kpriv, &u);
 		/*
 		 * Any error, not only -EAGAIN, leaves the ULPDU queued: a
 		 * validated ULPDU is never dropped for want of memory. Unless
@@ -186,7 +188,7 @@ void mpa_kapi_run(struct mpa_conn *c)
 	WRITE_ONCE(c->kcb_task, current);
 	for (;;) {
 		state = mpa_conn_state(c);
-		if (state == c->kseen)
+		if (state == c->kseen || !c->kops)
 			break;
 		c->kseen = state;
 		mpa_kreport_state(c, state);
@@ -197,7 +199,7 @@ void mpa_kapi_run(struct mpa_conn *c)
 	 */
 	while (state == MPA_STATE_FULL) {
 		mpa_kdeliver(c);
-		if (!c->kwant_room)
+		if (!c->kops || !c->kwant_room)
 			break;
 		/*
 		 * The consumer waits for room. The ACK that queued us may have
@@ -359,18 +361,27 @@ EXPORT_SYMBOL_GPL(mpa_kattach);
  *
  * Once it returns no callback runs or is running, and none will; the
  * consumer may then free what @priv points to and release the socket.
- * The exception: &mpa_ktx.done of a zero-copy send still runs whenever
+ * Called from one of @c's callbacks (e.g. &mpa_kops.error), no other
+ * callback follows the one running: @priv may be freed, and the socket
+ * released, once that callback returned (from elsewhere, such as a work
+ * item of the consumer's: releasing the socket from inside a callback
+ * would wait for the callback itself). A ULPDU that callback refused
+ * stays in TCP's queue. The exception: &mpa_ktx.done of a zero-copy send
+ * still runs whenever
  * TCP lets go of its pages, possibly long after, or inside the release of
  * the socket; a &struct mpa_ktx and what its done touches must live
- * until then.
+ * until then. Calling it again does nothing more.
  *
- * Context: process context, not from a callback.
+ * Context: process context, from a callback of @c or not.
  */
 void mpa_kdetach(struct mpa_conn *c)
 {
-	lock_sock(c->sk);
+	bool locked = mpa_klock(c);
+
+	/* the callbacks' loops read it again after each callback */
 	WRITE_ONCE(c->kops, NULL);
-	release_sock(c->sk);
+	if (locked)
+		release_sock(c->sk);
 }
 EXPORT_SYMBOL_GPL(mpa_kdetach);
 

@@ -110,8 +110,9 @@ struct mpa_kparams {
  * Context: every callback runs in process context with the socket locked,
  * from MPA's work item or from the consumer's own call into MPA. A callback
  * may call mpa_kaccept(), mpa_kreject(), mpa_ksend(), mpa_kresume(),
- * mpa_kresult(), mpa_kmulpdu() and mpa_ulpdu_copy() on its connection; it
- * must not call mpa_kdetach() nor release the socket, must not call into
+ * mpa_kresult(), mpa_kmulpdu(), mpa_ulpdu_copy() and mpa_kdetach() (no
+ * other callback follows) on its connection; it must not release the
+ * socket (that waits for the callback itself), must not call into
  * this API for another MPA connection (its socket lock would be taken
  * under this one's: lock recursion, a deadlock between two connections),
  * and should not block for long (the socket stays locked). Any callback

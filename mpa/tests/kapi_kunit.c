@@ -54,6 +54,9 @@ struct kapi_end {
 	struct completion failed;	/* ...it did */
 	bool source_iter;	/* copy to an ITER_SOURCE iterator first */
 	int source_ret;		/* what that copy returned */
+	bool detach_in_reply;	/* the reply callback detaches */
+	bool detach_in_ulpdu;	/* the ulpdu callback takes it, then detaches */
+	struct completion detached;	/* ...and mpa_kdetach() returned */
 };
 
 static void kapi_resume_bh(struct tasklet_struct *t)
@@ -75,6 +78,7 @@ static struct kapi_end *kapi_end_new(struct kunit *test)
 	init_completion(&e->closed);
 	init_completion(&e->tx_done);
 	init_completion(&e->failed);
+	init_completion(&e->detached);
 	tasklet_setup(&e->resume, kapi_resume_bh);
 	return e;
 }
@@ -138,6 +142,10 @@ static void kapi_reply(struct mpa_conn *c, void *priv,
 	memcpy(e->peer_pd, pd, pd_len);
 	e->peer_pd_len = pd_len;
 	e->replies++;
+	if (e->detach_in_reply) {
+		mpa_kdetach(c);
+		complete(&e->detached);
+	}
 }
 
 static void kapi_established(struct mpa_conn *c, void *priv)
@@ -200,6 +208,10 @@ static int kapi_ulpdu(struct mpa_conn *c, void *priv, struct mpa_ulpdu *u)
 	}
 	e->got_len = u->len;
 	e->ulpdus++;
+	if (e->detach_in_ulpdu) {
+		mpa_kdetach(c);
+		complete(&e->detached);
+	}
 	complete(&e->ulpdu);
 	return 0;
 }
@@ -1089,6 +1101,79 @@ static void kapi_copy_to_source(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 's', (int)er->got[299]);
 }
 
+/*
+ * mpa_kdetach() from the Initiator's reply callback: it returns (it hung,
+ * waiting for the socket lock its own callback held), established does
+ * not follow, and sending still works.
+ */
+static void kapi_detach_in_reply(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct mpa_result res;
+	struct mpa_conn *ci;
+
+	ei->detach_in_reply = true;
+	kapi_attach(test, pair->server, &kapi_responder, er);
+	ci = kapi_attach(test, pair->client, &kapi_initiator, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->detached));
+	/* takes the socket lock: the callbacks' run is over */
+	KUNIT_ASSERT_EQ(test, 0, mpa_kresult(ci, &res));
+	KUNIT_EXPECT_EQ(test, 1, ei->replies);
+	KUNIT_EXPECT_FALSE(test, completion_done(&ei->established));
+	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+	kapi_send_one(test, ci, 700, 'r');
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, 700U, er->got_len);
+	KUNIT_EXPECT_EQ(test, 'r', (int)er->got[699]);
+}
+
+/* TCP took the peer's FIN (tcp_fin(), which wakes the socket's waiters) */
+static bool kapi_fin_in(const struct sock *sk)
+{
+	return READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN;
+}
+
+/*
+ * mpa_kdetach() from the ulpdu callback, which took its ULPDU: no callback
+ * follows, not for the next ULPDU nor for the peer's FIN behind it, and
+ * that ULPDU stays in TCP's queue.
+ */
+static void kapi_detach_in_ulpdu(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct sock *ssk = pair->server->sk;
+	struct mpa_conn *ci, *cr;
+	struct mpa_result res;
+	long left;
+
+	ci = kapi_connect(test, pair, ei, er, &cr);
+	er->detach_in_ulpdu = true;
+	kapi_send_one(test, ci, 600, 'x');
+	kapi_send_one(test, ci, 800, 'y');
+	kernel_sock_shutdown(pair->client, SHUT_WR);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->detached));
+	/* the FIN, behind the second FPDU, reached the Responder's TCP */
+	left = wait_event_interruptible_timeout(*sk_sleep(ssk),
+						kapi_fin_in(ssk), KAPI_WAIT);
+	KUNIT_ASSERT_GT(test, left, 0);
+	/* whatever the data and the FIN queued has run */
+	flush_work(&cr->work);
+	KUNIT_ASSERT_EQ(test, 0, mpa_kresult(cr, &res));
+	KUNIT_EXPECT_EQ(test, 1, er->ulpdus);
+	KUNIT_EXPECT_EQ(test, 600U, er->got_len);
+	KUNIT_EXPECT_EQ(test, 'x', (int)er->got[599]);
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->closed));
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->error));
+	/* the second FPDU (and no more) is still TCP's */
+	lock_sock(ssk);
+	KUNIT_EXPECT_GT(test, tcp_inq(ssk), 800);
+	KUNIT_EXPECT_LT(test, tcp_inq(ssk), 600 + 800);
+	release_sock(ssk);
+}
+
 static void kapi_send_fill(struct kunit *test, struct mpa_conn *c,
 			   struct page *page, u32 len, int fill, int want)
 {
@@ -1189,6 +1274,8 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_send_bad_pages),
 	KUNIT_CASE(kapi_abort_in_ulpdu_refused),
 	KUNIT_CASE(kapi_send_multipage),
+	KUNIT_CASE(kapi_detach_in_reply),
+	KUNIT_CASE(kapi_detach_in_ulpdu),
 	KUNIT_CASE(kapi_send_mem_limit),
 	{}
 };
