@@ -449,13 +449,32 @@ int mpa_kreject(struct mpa_conn *c, const void *pd, u32 pd_len)
 }
 EXPORT_SYMBOL_GPL(mpa_kreject);
 
+/*
+ * A ktx serves one ULPDU at a time, whatever the connection: claimed
+ * atomically, as two connections' sends do not share a lock.
+ */
+static bool mpa_ktx_claim(struct mpa_ktx *tx)
+{
+	return !test_and_set_bit_lock(0, &tx->busy);
+}
+
+/* Free for the next ULPDU, then tell the consumer (who may reuse it). */
+static void mpa_ktx_finish(struct mpa_ktx *tx, bool done)
+{
+	void (*fn)(struct mpa_ktx *tx) = tx->done;
+
+	clear_bit_unlock(0, &tx->busy);
+	if (done)
+		fn(tx);
+}
+
 static void mpa_ktx_complete(struct sk_buff *skb, struct ubuf_info *uarg,
 			     bool zerocopy_success)
 {
 	struct mpa_ktx *tx = container_of(uarg, struct mpa_ktx, ubuf);
 
 	if (refcount_dec_and_test(&uarg->refcnt))
-		tx->done(tx);
+		mpa_ktx_finish(tx, true);
 }
 
 static const struct ubuf_info_ops mpa_ktx_ops = {
@@ -554,13 +573,12 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 	}
 	if (have < len)
 		return -EINVAL;
+	/* TCP's skbs may hold it still: one ULPDU per mpa_ktx at a time */
+	if (tx && !mpa_ktx_claim(tx))
+		return -EBUSY;
 
 	locked = mpa_klock(c);
-	/* TCP's skbs may hold it still: one ULPDU per mpa_ktx at a time */
-	if (tx && READ_ONCE(tx->ubuf.ops) == &mpa_ktx_ops &&
-	    refcount_read(&tx->ubuf.refcnt)) {
-		ret = -EBUSY;
-	} else if (!mpa_conn_full(c)) {
+	if (!mpa_conn_full(c)) {
 		ret = -ENOTCONN;
 	} else if (!mpa_tcp_sends(sk) || (sk->sk_shutdown & SEND_SHUTDOWN)) {
 		ret = -EPIPE;
@@ -579,9 +597,13 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 	} else {
 		ret = mpa_tx_pages(c, bv, nr_bv, len, NULL);
 		/* copied: the pages are the consumer's again */
-		if (!ret && tx)
-			tx->done(tx);
+		if (tx)
+			mpa_ktx_finish(tx, !ret);
+		tx = NULL;
 	}
+	/* refused: free again, without done */
+	if (ret && tx)
+		mpa_ktx_finish(tx, false);
 	/* TCP's memory limits: no event tells of room, try again later */
 	if (ret == -ENOBUFS)
 		ret = -ENOMEM;

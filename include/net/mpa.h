@@ -141,15 +141,18 @@ struct mpa_kops {
  *	inside mpa_ksend() itself (see there): it must not take a lock the
  *	caller of mpa_ksend() may hold.
  * @ubuf: private: the kernel's zero-copy completion carrier
+ * @busy: private: set while a ULPDU is in flight
  *
  * The consumer owns the structure and must keep it alive until @done.
  * Zero it before its first use (kzalloc(), or memset()), then set @done.
- * One ULPDU per mpa_ktx at a time: mpa_ksend() refuses one still in flight
- * with -EBUSY; once @done ran (or mpa_ksend() failed) it may serve again.
+ * One ULPDU per mpa_ktx at a time, on any connection: mpa_ksend() refuses
+ * one still in flight with -EBUSY; once @done was called (or mpa_ksend()
+ * failed) it may serve again.
  */
 struct mpa_ktx {
 	void (*done)(struct mpa_ktx *tx);
 	struct ubuf_info ubuf;
+	unsigned long busy;
 };
 
 struct mpa_conn *mpa_kattach(struct socket *sock,

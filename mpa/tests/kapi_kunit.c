@@ -1174,6 +1174,52 @@ static void kapi_detach_in_ulpdu(struct kunit *test)
 	release_sock(ssk);
 }
 
+/*
+ * One mpa_ktx serves one ULPDU at a time on any connection: in flight on
+ * one (its peer's socket held, so no ACK frees it), another connection's
+ * send with it is refused.
+ */
+static void kapi_ktx_busy_two_conns(struct kunit *test)
+{
+	struct mpa_test_pair *p1 = mpa_test_pair_new(test, AF_INET);
+	struct mpa_test_pair *p2 = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct kapi_end *ei2 = kapi_end_new(test), *er2 = kapi_end_new(test);
+	struct sock *ssk = p1->server->sk;
+	struct mpa_conn *c1, *c2, *cr;
+	struct page *page;
+	struct bio_vec bv;
+	int first, second;
+
+	c1 = kapi_connect(test, p1, ei, er, &cr);
+	c2 = kapi_connect(test, p2, ei2, er2, &cr);
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, kapi_free_page,
+							   page));
+	memset(page_address(page), 't', PAGE_SIZE);
+	bvec_set_page(&bv, page, 900, 0);
+	ei->tx.done = kapi_tx_done;
+
+	lock_sock_nested(ssk, SINGLE_DEPTH_NESTING);
+	first = mpa_ksend(c1, &bv, 1, 900, &ei->tx);
+	second = mpa_ksend(c2, &bv, 1, 900, &ei->tx);
+	release_sock(ssk);
+	KUNIT_ASSERT_EQ(test, 0, first);
+	KUNIT_EXPECT_EQ(test, -EBUSY, second);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->tx_done));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+
+	/* done ran: free again, for the other connection too */
+	reinit_completion(&ei->tx_done);
+	KUNIT_ASSERT_EQ(test, 0, mpa_ksend(c2, &bv, 1, 900, &ei->tx));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->tx_done));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er2->ulpdu));
+	KUNIT_EXPECT_EQ(test, 1, er->ulpdus);
+	KUNIT_EXPECT_EQ(test, 1, er2->ulpdus);
+	KUNIT_EXPECT_EQ(test, 't', (int)er2->got[899]);
+}
+
 static void kapi_send_fill(struct kunit *test, struct mpa_conn *c,
 			   struct page *page, u32 len, int fill, int want)
 {
@@ -1276,6 +1322,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_send_multipage),
 	KUNIT_CASE(kapi_detach_in_reply),
 	KUNIT_CASE(kapi_detach_in_ulpdu),
+	KUNIT_CASE(kapi_ktx_busy_two_conns),
 	KUNIT_CASE(kapi_send_mem_limit),
 	{}
 };
