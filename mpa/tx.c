@@ -792,11 +792,20 @@ static bool mpa_tx_direct_ok(const struct mpa_conn *c,
  * but octets in part: tcp_wmem_schedule() takes what sk_forward_alloc has
  * left, and MPA, refused the same memory, could not keep the rest
  * (mpa_tx_hand()). So reserve the memory first, unless TCP would force
- * it anyway (its progress guarantee: up to tcp_wmem[0] queued).
+ * it anyway (its progress guarantee: up to tcp_wmem[0] queued, the FPDU
+ * and a new skb's head included).
  */
 static bool mpa_tx_takes_whole(struct sock *sk, u32 len)
 {
+	struct sk_buff *tail = tcp_write_queue_tail(sk);
+
 	len += MPA_TX_SKB_MEM;
+	/*
+	 * A tail of a zero-copy send's pages alone (mpa_ksend()) is charged
+	 * its pages in full before it grows (tcp_downgrade_zcopy_pure())
+	 */
+	if (tail && skb_zcopy_pure(tail))
+		len += tail->truesize - SKB_TRUESIZE(skb_end_offset(tail));
 	return sk_wmem_schedule(sk, len) ||
 	       READ_ONCE(sk->sk_wmem_queued) + len <=
 	       READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_wmem[0]);
@@ -805,8 +814,8 @@ static bool mpa_tx_takes_whole(struct sock *sk, u32 len)
 /*
  * Hand TCP the FPDU of layout @lo whose whole wire image is @bv, when
  * mpa_tx_direct_ok(). TCP puts it whole in one skb (mpa_tx_align()) or,
- * lacking memory, takes none of it (mpa_tx_takes_whole()). What TCP did not take becomes a queued
- * record, as any FPDU TCP cannot take now. A TCP that refuses with its
+ * lacking memory, takes none of it (mpa_tx_takes_whole()). What TCP did
+ * not take becomes a queued record, as any FPDU TCP cannot take now. A TCP that refuses with its
  * queues empty calls sk_write_space() before the record is queued: the
  * callers push it right after (mpa_tx_sendmsg(), mpa_ksend()), and that
  * push, refused too, arms the retry timer.

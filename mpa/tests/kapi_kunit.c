@@ -1221,79 +1221,133 @@ static void kapi_ktx_busy_two_conns(struct kunit *test)
 }
 
 static void kapi_send_fill(struct kunit *test, struct mpa_conn *c,
-			   struct page *page, u32 len, int fill, int want)
+			   struct page *page, u32 len, int fill,
+			   struct mpa_ktx *tx, int want)
 {
 	struct bio_vec bv;
 
 	memset(page_address(page), fill, len);
 	bvec_set_page(&bv, page, len, 0);
-	KUNIT_EXPECT_EQ(test, want, mpa_ksend(c, &bv, 1, len, NULL));
+	KUNIT_EXPECT_EQ(test, want, mpa_ksend(c, &bv, 1, len, tx));
+}
+
+static struct page *kapi_pages1(struct kunit *test)
+{
+	struct page *page = alloc_pages(GFP_KERNEL | __GFP_COMP, 1);
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   kapi_free_pages1,
+							   page));
+	return page;
 }
 
 /*
  * TCP at its hard memory limit (tcp_mem[2]) with an skb still to send
  * (corked) and beyond tcp_wmem[0] queued, so that it forces nothing, and
- * only 100 octets left in sk_forward_alloc: an FPDU that would join that
- * skb is not handed over in part (TCP would take the 100 octets MPA could
- * not keep the rest of, and reset the connection). The send fails with
- * -ENOMEM, nothing of it is sent, and once memory is back it goes, the
+ * only 100 octets of sk_forward_alloc beyond what joining that skb costs
+ * (with @zc the skb holds a zero-copy send's pages alone, which TCP
+ * charges in full before the skb grows): an FPDU that would join the skb
+ * is not handed over in part (TCP would take the 100 octets, MPA could
+ * not keep the rest, and reset the connection). The send fails with
+ * -ENOMEM, nothing of it is sent (with @zc MPA keeps it instead, charged
+ * to what the socket has left), and once memory is back it goes, the
  * stream intact. The send buffer is locked large, so that the limit's
- * "a socket over its send buffer may go on" rule does not apply.
+ * "a socket over its send buffer may go on" rule does not apply. The
+ * limits are global: for a test guest only, as KUnit is.
  */
-static void kapi_send_mem_limit(struct kunit *test)
+static void kapi_send_mem_limit_on(struct kunit *test, bool zc)
 {
 	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
 	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
 	struct sock *sk = pair->client->sk;
+	unsigned long *pressure = sk->sk_prot->memory_pressure, was;
 	long *mem = sk->sk_prot->sysctl_mem, saved[3];
-	struct mpa_conn *ci, *cr;
-	struct page *page;
-	int delta, i;
+	struct page *page = kapi_pages1(test), *zpage = kapi_pages1(test);
+	struct mpa_kparams pi = kapi_initiator, pr = kapi_responder;
+	int delta, i, extra = 0, n = zc ? 2 : 3;
+	struct sk_buff *tail;
+	struct mpa_conn *ci;
 
-	ci = kapi_connect(test, pair, ei, er, &cr);
-	page = alloc_pages(GFP_KERNEL, 1);
-	KUNIT_ASSERT_NOT_NULL(test, page);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-							   kapi_free_pages1,
-							   page));
+	/* no Markers: the zero-copy ULPDU goes whole, not copied */
+	pi.markers = false;
+	pr.markers = false;
+	kapi_attach(test, pair->server, &pr, er);
+	ci = kapi_attach(test, pair->client, &pi, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+	ei->tx.done = kapi_tx_done;
 	tcp_sock_set_cork(sk, true);
-	kapi_send_fill(test, ci, page, 100, 'A', 0);
-	kapi_send_fill(test, ci, page, 6000, 'B', 0);
+	if (zc) {
+		kapi_send_fill(test, ci, zpage, 6000, 'B', &ei->tx, 0);
+	} else {
+		kapi_send_fill(test, ci, page, 100, 'A', NULL, 0);
+		kapi_send_fill(test, ci, page, 6000, 'B', NULL, 0);
+	}
 
 	lock_sock(sk);
-	KUNIT_EXPECT_NOT_NULL(test, tcp_write_queue_tail(sk));
+	/* the next FPDU joins the waiting skb; no ACK can free memory */
+	tail = tcp_write_queue_tail(sk);
+	KUNIT_ASSERT_TRUE(test, tail && tcp_skb_can_collapse_to(tail));
+	KUNIT_EXPECT_EQ(test, zc, skb_zcopy_pure(tail));
+	if (skb_zcopy_pure(tail))
+		extra = tail->truesize - SKB_TRUESIZE(skb_end_offset(tail));
+	KUNIT_EXPECT_TRUE(test, tcp_rtx_queue_empty(sk));
 	KUNIT_EXPECT_GT(test, sk->sk_wmem_queued,
 			READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_wmem[0]));
 	sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
 	WRITE_ONCE(sk->sk_sndbuf, SZ_4M);
-	/* below any figure: the global one may read 0 (per-CPU reserves) */
+	/*
+	 * Below any figure: the global one may read 0 (per-CPU reserves).
+	 * Every TCP socket of the guest is refused memory meanwhile, and
+	 * TCP enters memory pressure: the flag is put back as it was.
+	 */
+	was = READ_ONCE(*pressure);
 	for (i = 0; i < 3; i++) {
 		saved[i] = READ_ONCE(mem[i]);
 		WRITE_ONCE(mem[i], -1);
 	}
-	delta = sk->sk_forward_alloc - 100;
+	delta = sk->sk_forward_alloc - extra - 100;
 	sk_mem_charge(sk, delta);
 	release_sock(sk);
 
-	kapi_send_fill(test, ci, page, 1000, 'C', -ENOMEM);
+	/*
+	 * Refused whole; with @zc the memory left after the skb's charge
+	 * still holds the FPDU: MPA keeps it, for TCP once there is memory.
+	 */
+	kapi_send_fill(test, ci, page, 1000, 'C', NULL, zc ? 0 : -ENOMEM);
 
 	lock_sock(sk);
 	sk_mem_uncharge(sk, delta);
 	for (i = 0; i < 3; i++)
 		WRITE_ONCE(mem[i], saved[i]);
+	WRITE_ONCE(*pressure, was);
 	release_sock(sk);
 	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
 
-	kapi_send_fill(test, ci, page, 1000, 'C', 0);
+	if (!zc)
+		kapi_send_fill(test, ci, page, 1000, 'C', NULL, 0);
 	tcp_sock_set_cork(sk, false);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < n; i++)
 		KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
-	KUNIT_EXPECT_EQ(test, 3, er->ulpdus);
+	KUNIT_EXPECT_EQ(test, n, er->ulpdus);
 	KUNIT_EXPECT_EQ(test, 1000U, er->got_len);
 	KUNIT_EXPECT_EQ(test, 'C', (int)er->got[0]);
 	KUNIT_EXPECT_EQ(test, 'C', (int)er->got[999]);
 	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
 	KUNIT_EXPECT_FALSE(test, completion_done(&er->error));
+	if (zc)
+		KUNIT_EXPECT_TRUE(test, kapi_wait(&ei->tx_done));
+}
+
+static void kapi_send_mem_limit(struct kunit *test)
+{
+	kapi_send_mem_limit_on(test, false);
+}
+
+static void kapi_send_mem_limit_zc(struct kunit *test)
+{
+	kapi_send_mem_limit_on(test, true);
 }
 
 static struct kunit_case mpa_kapi_cases[] = {
@@ -1324,6 +1378,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_detach_in_ulpdu),
 	KUNIT_CASE(kapi_ktx_busy_two_conns),
 	KUNIT_CASE(kapi_send_mem_limit),
+	KUNIT_CASE(kapi_send_mem_limit_zc),
 	{}
 };
 
