@@ -362,15 +362,15 @@ EXPORT_SYMBOL_GPL(mpa_kattach);
  * Once it returns no callback runs or is running, and none will; the
  * consumer may then free what @priv points to and release the socket.
  * Called from one of @c's callbacks (e.g. &mpa_kops.error), no other
- * callback follows the one running: @priv may be freed, and the socket
- * released, once that callback returned (from elsewhere, such as a work
- * item of the consumer's: releasing the socket from inside a callback
- * would wait for the callback itself). A ULPDU that callback refused
- * stays in TCP's queue. The exception: &mpa_ktx.done of a zero-copy send
- * still runs whenever
- * TCP lets go of its pages, possibly long after, or inside the release of
- * the socket; a &struct mpa_ktx and what its done touches must live
- * until then. Calling it again does nothing more.
+ * callback follows the one running, which still runs until it returns:
+ * release the socket elsewhere, e.g. from a work item of the consumer's
+ * (inside the callback, the release would wait for the callback itself),
+ * and free @priv after that release, which waits for the callback. A
+ * ULPDU that callback refused stays in TCP's queue. The exception:
+ * &mpa_ktx.done of a zero-copy send still runs whenever TCP lets go of
+ * its pages, possibly long after, or inside the release of the socket; a
+ * &struct mpa_ktx and what its done touches must live until then.
+ * Calling it again does nothing more.
  *
  * Context: process context, from a callback of @c or not.
  */
@@ -380,6 +380,8 @@ void mpa_kdetach(struct mpa_conn *c)
 
 	/* the callbacks' loops read it again after each callback */
 	WRITE_ONCE(c->kops, NULL);
+	/* no one to call back: ACKs need not wake the work for room */
+	WRITE_ONCE(c->kwant_room, false);
 	if (locked)
 		release_sock(c->sk);
 }
