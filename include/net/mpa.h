@@ -139,7 +139,8 @@ struct mpa_kops {
  *	ULPDU (the peer acknowledged them, or the connection is gone): the
  *	pages may be reused. May run in any context, softirq included, and
  *	inside mpa_ksend() itself (see there): it must not take a lock the
- *	caller of mpa_ksend() may hold.
+ *	caller of mpa_ksend() may hold, nor call into this API (the socket
+ *	may be locked).
  * @ubuf: private: the kernel's zero-copy completion carrier
  * @busy: private: set while a ULPDU is in flight
  *
@@ -147,7 +148,8 @@ struct mpa_kops {
  * Zero it before its first use (kzalloc(), or memset()), then set @done.
  * One ULPDU per mpa_ktx at a time, on any connection: mpa_ksend() refuses
  * one still in flight with -EBUSY; once @done was called (or mpa_ksend()
- * failed) it may serve again.
+ * failed) it may serve again, e.g. from a thread @done woke (@done may
+ * still be running then).
  */
 struct mpa_ktx {
 	void (*done)(struct mpa_ktx *tx);

@@ -1018,21 +1018,30 @@ static void kapi_send_multipage(struct kunit *test)
 }
 
 /*
- * One ULPDU per mpa_ktx at a time: while TCP holds the pages (the peer's
- * socket owned here, no ACK comes) a second send with it is refused with
- * -EBUSY; once done ran, the same mpa_ktx serves again.
+ * One ULPDU per mpa_ktx at a time, on any connection: while TCP holds the
+ * pages (the peer's socket owned here, no ACK comes) a second send with
+ * it is refused with -EBUSY, on the same connection or, with @two, on
+ * another one; once done ran, the same mpa_ktx serves again.
  */
-static void kapi_ktx_busy(struct kunit *test)
+static void kapi_ktx_busy_on(struct kunit *test, bool two)
 {
 	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
 	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct kapi_end *ei2 = ei, *er2 = er;
 	struct sock *ssk = pair->server->sk;
-	struct mpa_conn *ci, *cr;
+	struct mpa_conn *c1, *c2, *cr;
 	struct page *page;
 	struct bio_vec bv;
 	int first, second;
 
-	ci = kapi_connect(test, pair, ei, er, &cr);
+	c1 = kapi_connect(test, pair, ei, er, &cr);
+	c2 = c1;
+	if (two) {
+		ei2 = kapi_end_new(test);
+		er2 = kapi_end_new(test);
+		c2 = kapi_connect(test, mpa_test_pair_new(test, AF_INET), ei2,
+				  er2, &cr);
+	}
 	page = alloc_page(GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, kapi_free_page,
@@ -1042,8 +1051,8 @@ static void kapi_ktx_busy(struct kunit *test)
 	ei->tx.done = kapi_tx_done;
 
 	lock_sock_nested(ssk, SINGLE_DEPTH_NESTING);
-	first = mpa_ksend(ci, &bv, 1, 1000, &ei->tx);
-	second = mpa_ksend(ci, &bv, 1, 1000, &ei->tx);
+	first = mpa_ksend(c1, &bv, 1, 1000, &ei->tx);
+	second = mpa_ksend(c2, &bv, 1, 1000, &ei->tx);
 	release_sock(ssk);
 	KUNIT_ASSERT_EQ(test, 0, first);
 	KUNIT_EXPECT_EQ(test, -EBUSY, second);
@@ -1051,11 +1060,22 @@ static void kapi_ktx_busy(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
 
 	reinit_completion(&ei->tx_done);
-	KUNIT_ASSERT_EQ(test, 0, mpa_ksend(ci, &bv, 1, 1000, &ei->tx));
+	KUNIT_ASSERT_EQ(test, 0, mpa_ksend(c2, &bv, 1, 1000, &ei->tx));
 	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->tx_done));
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
-	KUNIT_EXPECT_EQ(test, 2, er->ulpdus);
-	KUNIT_EXPECT_EQ(test, 'b', (int)er->got[999]);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er2->ulpdu));
+	KUNIT_EXPECT_EQ(test, two ? 1 : 2, er->ulpdus);
+	KUNIT_EXPECT_EQ(test, two ? 1 : 2, er2->ulpdus);
+	KUNIT_EXPECT_EQ(test, 'b', (int)er2->got[999]);
+}
+
+static void kapi_ktx_busy(struct kunit *test)
+{
+	kapi_ktx_busy_on(test, false);
+}
+
+static void kapi_ktx_busy_two_conns(struct kunit *test)
+{
+	kapi_ktx_busy_on(test, true);
 }
 
 /*
@@ -1172,52 +1192,6 @@ static void kapi_detach_in_ulpdu(struct kunit *test)
 	KUNIT_EXPECT_GT(test, tcp_inq(ssk), 800);
 	KUNIT_EXPECT_LT(test, tcp_inq(ssk), 600 + 800);
 	release_sock(ssk);
-}
-
-/*
- * One mpa_ktx serves one ULPDU at a time on any connection: in flight on
- * one (its peer's socket held, so no ACK frees it), another connection's
- * send with it is refused.
- */
-static void kapi_ktx_busy_two_conns(struct kunit *test)
-{
-	struct mpa_test_pair *p1 = mpa_test_pair_new(test, AF_INET);
-	struct mpa_test_pair *p2 = mpa_test_pair_new(test, AF_INET);
-	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
-	struct kapi_end *ei2 = kapi_end_new(test), *er2 = kapi_end_new(test);
-	struct sock *ssk = p1->server->sk;
-	struct mpa_conn *c1, *c2, *cr;
-	struct page *page;
-	struct bio_vec bv;
-	int first, second;
-
-	c1 = kapi_connect(test, p1, ei, er, &cr);
-	c2 = kapi_connect(test, p2, ei2, er2, &cr);
-	page = alloc_page(GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, page);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, kapi_free_page,
-							   page));
-	memset(page_address(page), 't', PAGE_SIZE);
-	bvec_set_page(&bv, page, 900, 0);
-	ei->tx.done = kapi_tx_done;
-
-	lock_sock_nested(ssk, SINGLE_DEPTH_NESTING);
-	first = mpa_ksend(c1, &bv, 1, 900, &ei->tx);
-	second = mpa_ksend(c2, &bv, 1, 900, &ei->tx);
-	release_sock(ssk);
-	KUNIT_ASSERT_EQ(test, 0, first);
-	KUNIT_EXPECT_EQ(test, -EBUSY, second);
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->tx_done));
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
-
-	/* done ran: free again, for the other connection too */
-	reinit_completion(&ei->tx_done);
-	KUNIT_ASSERT_EQ(test, 0, mpa_ksend(c2, &bv, 1, 900, &ei->tx));
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->tx_done));
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&er2->ulpdu));
-	KUNIT_EXPECT_EQ(test, 1, er->ulpdus);
-	KUNIT_EXPECT_EQ(test, 1, er2->ulpdus);
-	KUNIT_EXPECT_EQ(test, 't', (int)er2->got[899]);
 }
 
 static void kapi_send_fill(struct kunit *test, struct mpa_conn *c,
