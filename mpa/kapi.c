@@ -216,7 +216,7 @@ void mpa_kapi_run(struct mpa_conn *c)
 		}
 		if (!mpa_tx_room(c))
 			break;
-		c->kwant_room = false;
+		WRITE_ONCE(c->kwant_room, false);
 		if (c->kops->writable)
 			c->kops->writable(c, c->kpriv);
 	}
@@ -359,9 +359,9 @@ EXPORT_SYMBOL_GPL(mpa_kattach);
  * mpa_kdetach() - no more callbacks
  * @c: the connection
  *
- * Once it returns no callback runs or is running, and none will; the
- * consumer may then free what @priv points to and release the socket.
- * Called from one of @c's callbacks (e.g. &mpa_kops.error), no other
+ * Called outside a callback: once it returns no callback runs or is
+ * running, and none will; the consumer may then free what @priv points
+ * to and release the socket. Called from one of @c's callbacks (e.g. &mpa_kops.error), no other
  * callback follows the one running, which still runs until it returns:
  * release the socket elsewhere, e.g. from a work item of the consumer's
  * (inside the callback, the release would wait for the callback itself),
@@ -585,7 +585,8 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 	} else if (!mpa_tcp_sends(sk) || (sk->sk_shutdown & SEND_SHUTDOWN)) {
 		ret = -EPIPE;
 	} else if (c->tx_open || !mpa_tx_room(c)) {
-		c->kwant_room = true;
+		/* to be told of room, unless detached: no one to tell */
+		WRITE_ONCE(c->kwant_room, !!c->kops);
 		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		ret = -EAGAIN;
 	} else if (tx && !copy) {

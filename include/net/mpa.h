@@ -149,7 +149,8 @@ struct mpa_kops {
  * One ULPDU per mpa_ktx at a time, on any connection: mpa_ksend() refuses
  * one still in flight with -EBUSY; once @done was called (or mpa_ksend()
  * failed) it may serve again, e.g. from a thread @done woke (@done may
- * still be running then).
+ * still be running then). -EBUSY means: wait for @done, not retry at once
+ * (a retry may succeed just before the earlier ULPDU's @done runs).
  */
 struct mpa_ktx {
 	void (*done)(struct mpa_ktx *tx);
