@@ -857,9 +857,10 @@ static int mpa_tx_hand(struct mpa_conn *c, const struct mpa_fpdu_layout *lo,
 		return ret;
 	}
 	/*
-	 * TCP has the FPDU's head and MPA no memory for its tail (no record,
-	 * or TCP cut the FPDU where mpa_tx_align() did not expect it): the
-	 * peer learns with a reset that the stream ends there.
+	 * TCP has the FPDU's head (it cut the FPDU where mpa_tx_align() did
+	 * not expect: an MSS of its own, ambiguity A13) and MPA no record
+	 * for its tail; the charge itself finds what mpa_tx_takes_whole()
+	 * reserved. The peer learns with a reset that the stream ends there.
 	 */
 	mpa_conn_abort(c);
 	return ret;
