@@ -361,12 +361,13 @@ EXPORT_SYMBOL_GPL(mpa_kattach);
  *
  * Called outside a callback: once it returns no callback runs or is
  * running, and none will; the consumer may then free what @priv points
- * to and release the socket. Called from one of @c's callbacks (e.g. &mpa_kops.error), no other
- * callback follows the one running, which still runs until it returns:
- * release the socket elsewhere, e.g. from a work item of the consumer's
- * (inside the callback, the release would wait for the callback itself),
- * and free @priv after that release, which waits for the callback. A
- * ULPDU that callback refused stays in TCP's queue. The exception:
+ * to and release the socket. Called from one of @c's callbacks (e.g.
+ * &mpa_kops.error), no other callback follows the one running, which
+ * still runs until it returns: release the socket elsewhere, e.g. from a
+ * work item of the consumer's (inside the callback, the release would
+ * wait for the callback itself), and free @priv after that release,
+ * which waits for the callback. A ULPDU that callback refused stays in
+ * TCP's queue. The exception:
  * &mpa_ktx.done of a zero-copy send still runs whenever TCP lets go of
  * its pages, possibly long after, or inside the release of the socket; a
  * &struct mpa_ktx and what its done touches must live until then.

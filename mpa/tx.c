@@ -815,10 +815,11 @@ static bool mpa_tx_takes_whole(struct sock *sk, u32 len)
  * Hand TCP the FPDU of layout @lo whose whole wire image is @bv, when
  * mpa_tx_direct_ok(). TCP puts it whole in one skb (mpa_tx_align()) or,
  * lacking memory, takes none of it (mpa_tx_takes_whole()). What TCP did
- * not take becomes a queued record, as any FPDU TCP cannot take now. A TCP that refuses with its
- * queues empty calls sk_write_space() before the record is queued: the
- * callers push it right after (mpa_tx_sendmsg(), mpa_ksend()), and that
- * push, refused too, arms the retry timer.
+ * not take becomes a queued record, as any FPDU TCP cannot take now. A
+ * TCP that refuses with its queues empty calls sk_write_space() before
+ * the record is queued: the callers push it right after
+ * (mpa_tx_sendmsg(), mpa_ksend()), and that push, refused too, arms the
+ * retry timer.
  *
  * @from: the caller's iterator, moved back over the ULPDU when nothing is
  * accepted (the caller may try again, or report); NULL: the caller's own
