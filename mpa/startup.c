@@ -121,14 +121,26 @@ static void mpa_startup_tell_refused(struct mpa_conn *c, bool keep_tcp)
  * TCP no longer takes our frame (it was reset, it timed out, or we shut
  * down for sending). After a reject the stream is TCP's (R-7.1.2-7):
  * REJECTED stays, with its reason, TCP tells its own error, what is left
- * of the Reply is dropped and whoever waits for it goes on to TCP. Else
- * the startup fails: TCP closed (code 1).
+ * of the Reply is dropped and whoever waits for it goes on to TCP. An
+ * Initiator in Full Operation took a Reply that came before its Request
+ * was all out (a peer that did not wait for it; its FPDUs may have been
+ * delivered, a kernel consumer told of the Reply): that startup is over,
+ * and Full Operation stays. What is left of the Request is dropped, and
+ * the reset is told as any in Full Operation (mpa_rx_end(): the FPDUs
+ * validated before it first, then code 1). Else the startup fails: TCP
+ * closed (code 1), also for a Responder whose Reply never got out.
  */
 static void mpa_startup_push_refused(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
+	u8 state = mpa_conn_state(c);
 
-	if (mpa_conn_state(c) != MPA_STATE_REJECTED) {
+	if (state == MPA_STATE_FULL && c->role == MPA_ROLE_INITIATOR) {
+		WRITE_ONCE(c->tx_sent, c->tx_len);
+		mpa_conn_wake(c);
+		return;
+	}
+	if (state != MPA_STATE_REJECTED) {
 		/* TCP's own error stays on the socket (SO_ERROR) */
 		mpa_conn_fail(c, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
 			      ECONNRESET, true);

@@ -627,6 +627,83 @@ static void kapi_refuse_after_reset(struct kunit *test)
 }
 
 /*
+ * A peer answers before the Initiator's Request is all out (earlier stream
+ * data fills TCP's send buffer, the peer reads none of it), then resets.
+ * The startup was over and told (the reply callback, then established):
+ * the reset is one in Full Operation. It used to fail the startup after
+ * all: the reply callback ran a second time, and the connection left Full
+ * Operation (FAILED).
+ */
+static void kapi_reply_before_request_out(struct kunit *test)
+{
+	static const char rep[] = "MPA ID Rep Frame\x40\x01\x00\x00";
+	static const struct mpa_kparams ip = { .role = MPA_ROLE_INITIATOR };
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test);
+	struct sock *csk = pair->client->sk;
+	struct sock *ssk = pair->server->sk;
+	unsigned long end = jiffies + KAPI_WAIT;
+	static u8 fill[SZ_16K];
+	struct mpa_conn *ci;
+	bool stuck = false;
+	u8 state;
+	int ret;
+
+	/*
+	 * The peer takes in little and reads nothing. Stuck: the send buffer
+	 * is full, the peer's receive buffer too (it drops what comes, and
+	 * only a read would let it take more), and all it took is
+	 * acknowledged: no ACK can make room any more.
+	 */
+	lock_sock(ssk);
+	WRITE_ONCE(ssk->sk_rcvbuf, SOCK_MIN_RCVBUF);
+	ssk->sk_userlocks |= SOCK_RCVBUF_LOCK;
+	release_sock(ssk);
+	lock_sock(csk);
+	WRITE_ONCE(csk->sk_sndbuf, SOCK_MIN_SNDBUF);
+	csk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+	release_sock(csk);
+	while (!stuck && time_before(jiffies, end)) {
+		struct kvec kv = { .iov_base = fill, .iov_len = sizeof(fill) };
+		struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+
+		ret = kernel_sendmsg(pair->client, &msg, &kv, 1, sizeof(fill));
+		if (ret > 0)
+			continue;
+		KUNIT_ASSERT_EQ(test, -EAGAIN, ret);
+		stuck = atomic_read(&ssk->sk_rmem_alloc) >
+			READ_ONCE(ssk->sk_rcvbuf) &&
+			READ_ONCE(tcp_sk(csk)->snd_una) ==
+			READ_ONCE(tcp_sk(ssk)->rcv_nxt);
+		if (!stuck)
+			usleep_range(1000, 2000);	/* the peer's ACK */
+	}
+	KUNIT_ASSERT_TRUE_MSG(test, stuck, "the send buffer never filled");
+
+	ci = kapi_attach(test, pair->client, &ip, ei);
+	lock_sock(csk);
+	ret = ci->tx_sent != ci->tx_len;
+	release_sock(csk);
+	KUNIT_ASSERT_TRUE_MSG(test, ret, "the Request went out");
+
+	KUNIT_ASSERT_EQ(test, 20, kapi_send_raw(pair->server, rep, 20));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+	KUNIT_EXPECT_EQ(test, 1, ei->replies);
+
+	lock_sock(ssk);
+	tcp_disconnect(ssk, 0);		/* a reset */
+	release_sock(ssk);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->error));
+	KUNIT_EXPECT_EQ(test, (u32)MPA_ERR_TCP_CLOSED, ei->err.code);
+	KUNIT_EXPECT_EQ(test, ECONNRESET, ei->err.errnum);
+	KUNIT_EXPECT_EQ(test, 1, ei->replies);
+	lock_sock(csk);
+	state = mpa_conn_state(ci);
+	release_sock(csk);
+	KUNIT_EXPECT_EQ(test, (u8)MPA_STATE_FULL, state);
+}
+
+/*
  * A consumer that refuses every ULPDU and resumes at once, from inside the
  * callback: MPA calls it again from its work, letting the socket go in
  * between (it used to call it again in a loop, the socket locked for
@@ -1352,6 +1429,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_accept_later),
 	KUNIT_CASE(kapi_abort_in_ulpdu),
 	KUNIT_CASE(kapi_refuse_after_reset),
+	KUNIT_CASE(kapi_reply_before_request_out),
 	KUNIT_CASE(kapi_refuse_resume_loop),
 	KUNIT_CASE(kapi_run_without_sg),
 	KUNIT_CASE(kapi_request_before_timeout),
