@@ -348,11 +348,20 @@ EXPORT_SYMBOL_IF_KUNIT(mpa_conn_abort);
 
 /*
  * May what MPA holds still go to TCP later? TCP is open for sending, and
- * the connection in Full Operation, whose work tries again.
+ * the connection's work tries again: FPDUs in Full Operation, and the rest
+ * of a startup frame in any state (mpa_startup_process()), a Reply after
+ * a reject included (the stream goes on behind it, R-7.1.2-7).
  */
 static bool mpa_conn_may_retry(struct mpa_conn *c)
 {
-	return mpa_conn_full(c) && mpa_tcp_sends(c->sk);
+	return mpa_tcp_sends(c->sk) &&
+	       (mpa_conn_full(c) || c->tx_sent != c->tx_len);
+}
+
+/* Do FPDUs wait for the end of a Responder's hold (R-7.1.2-15)? */
+static bool mpa_conn_fpdus_held(const struct mpa_conn *c)
+{
+	return c->tx_held && mpa_tx_pending(c);
 }
 
 /**
@@ -374,7 +383,7 @@ void mpa_conn_shut_wr(struct mpa_conn *c)
 {
 	bool flushed = mpa_conn_flush(c);
 
-	if (flushed && !(c->tx_held && mpa_tx_pending(c))) {
+	if (flushed && !mpa_conn_fpdus_held(c)) {
 		c->sk_proto->shutdown(c->sk, SEND_SHUTDOWN);
 		return;
 	}
@@ -390,18 +399,24 @@ void mpa_conn_shut_wr(struct mpa_conn *c)
 
 /**
  * mpa_conn_fin_owed() - the FIN a shutdown(SHUT_WR) left behind
- * @c: the connection, socket locked, in the connection's work, not held,
- *	with @fin_held set
+ * @c: the connection, socket locked, in the connection's work, with
+ *	@fin_held set
  *
- * What MPA holds goes to TCP, then the FIN. Should TCP refuse some again
- * (an allocation, its memory limits), the work tries again after
- * MPA_RETRY, MPA_FIN_TRIES times, and then resets the connection rather
- * than wait for ever. A TCP that can no longer send ends the wait: it
- * reports its own error, and what it received stays readable.
+ * What MPA holds goes to TCP, then the FIN: FPDUs a Responder holds keep
+ * it back until the hold ends (mpa_conn_hold_end()), a frame or FPDUs
+ * held by nothing else do not. Should TCP refuse some again (an
+ * allocation, its memory limits), the work tries again after MPA_RETRY,
+ * MPA_FIN_TRIES times, and then resets the connection rather than wait
+ * for ever. A TCP that can no longer send ends the wait: it reports its
+ * own error, and what it received stays readable.
  */
 void mpa_conn_fin_owed(struct mpa_conn *c)
 {
-	if (mpa_conn_flush(c)) {
+	bool flushed = mpa_conn_flush(c);
+
+	if (flushed && mpa_conn_fpdus_held(c))
+		return;
+	if (flushed) {
 		c->fin_held = false;
 		c->sk_proto->shutdown(c->sk, SEND_SHUTDOWN);
 	} else if (!mpa_conn_may_retry(c)) {
@@ -531,15 +546,16 @@ static void mpa_conn_work(struct work_struct *work)
 		/* Copy mode, the Responder rule, discarding after errors */
 		if (mpa_rx_process(c))
 			c->saved_data_ready(sk);
-		if (c->fin_held && !c->tx_held)
-			mpa_conn_fin_owed(c);
-		if (mpa_tx_pending(c) || c->tx_run.bv_len) {
-			/* a blocking sender pushes itself once woken */
-			if (!c->tx_waiting)
-				mpa_tx_push(c);
-			/* a blocking sender waits for the queue to drain */
-			mpa_conn_wake(c);
-		}
+	}
+	/* after a startup frame TCP had no memory for too, in any state */
+	if (c->fin_held)
+		mpa_conn_fin_owed(c);
+	if (mpa_conn_full(c) && (mpa_tx_pending(c) || c->tx_run.bv_len)) {
+		/* a blocking sender pushes itself once woken */
+		if (!c->tx_waiting)
+			mpa_tx_push(c);
+		/* a blocking sender waits for the queue to drain */
+		mpa_conn_wake(c);
 	}
 	mpa_kapi_run(c);
 	release_sock(sk);

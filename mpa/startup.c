@@ -161,11 +161,17 @@ static void mpa_startup_push_refused(struct mpa_conn *c)
  * once TCP has room, or the timer does when TCP had no memory with
  * nothing in flight. Once it is all out and the startup is over, the
  * startup object goes: a caller does not use it after this.
+ *
+ * After our own shutdown(SHUT_WR), which TCP would refuse it for, the
+ * frame goes only with TCP's send limits lifted (mpa_conn_flush()): from
+ * the shutdown, then from the FIN it left behind (mpa_conn_fin_owed()).
  */
 void mpa_startup_push(struct mpa_conn *c)
 {
 	struct sock *sk = c->sk;
 
+	if (c->fin_held && (sk->sk_shutdown & SEND_SHUTDOWN))
+		return;
 	while (c->tx_sent < c->tx_len) {
 		struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
 		struct kvec kv = {

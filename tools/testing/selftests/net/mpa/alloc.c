@@ -15,6 +15,9 @@
  *              goes out once memory is back, the sender doing nothing
  *   shut_short the same, then shutdown(SHUT_WR): the FIN waits behind the
  *              FPDU, no reset; a reset once memory stays short for 5 s
+ *   shut_behind_reply
+ *              no memory for a Responder's Reply (accept or reject), then
+ *              shutdown(SHUT_WR): the FIN waits behind the Reply
  *   reply_behind_held
  *              no memory for a Responder's Reply, its application's ULPDUs
  *              held behind it (injection in one function)
@@ -1009,6 +1012,69 @@ TEST_F_TIMEOUT(inject, shut_short, 300)
 		       strerror(e));
 	close(i);
 	close(r);
+	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ms, me));
+	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ms, me));
+}
+
+/*
+ * shutdown(SHUT_WR) at a Responder whose Reply TCP has no memory for:
+ * every allocation under tcp_sendmsg_locked() fails while MPA_ACCEPT or
+ * MPA_REJECT tries to queue it, and at the shutdown. The FIN waits behind
+ * the Reply (mpa.rst, Closing), and both go once memory is back. After
+ * an accept the Initiator comes to Full Operation and reads the end of
+ * file: the Responder holds no FPDU (the FIN used to wait for the
+ * Initiator's first FPDU). After a reject the Initiator is refused and
+ * reads the end of file of the plain stream (it used to be reset).
+ */
+TEST_F_TIMEOUT(inject, shut_behind_reply, 300)
+{
+	static const int answers[] = { MPA_ACCEPT, MPA_REJECT };
+	static const long states[] = { MPA_STATE_FULL, MPA_STATE_REJECTED };
+	unsigned long long fs, fe, ms, me;
+	struct t_pair_opts o = {};
+	uint8_t got[64];
+	int i, r, k;
+	ssize_t n;
+
+	ASSERT_EQ(0, ks_func(NULL, "tcp_sendmsg_locked", &fs, &fe));
+	ASSERT_EQ(0, fi_module_text(&ms, &me));
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(0, mpa_tcp_pair_opts(AF_INET, &o, &r, &i));
+		ASSERT_EQ(0, t_mpa_options(i, MPA_ROLE_INITIATOR, false, true));
+		ASSERT_EQ(0, t_mpa_options(r, MPA_ROLE_RESPONDER, false, true));
+		ASSERT_EQ(0, t_nonblock(i));
+		ASSERT_EQ(-1, mpa_start(i));
+		ASSERT_EQ(EINPROGRESS, errno);
+		ASSERT_EQ(0, mpa_start(r));		/* the Request is in */
+
+		ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
+		ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
+		ASSERT_EQ(0, t_nonblock(r));
+		ASSERT_EQ(0, fi_on_prob(100));
+		EXPECT_EQ(-1, mpa_answer(r, answers[k], NULL, 0));
+		EXPECT_EQ(EINPROGRESS, errno)
+			TH_LOG("answer %d: %s", k, strerror(errno));
+		EXPECT_EQ(0, shutdown(r, SHUT_WR))
+			TH_LOG("shutdown: %s", strerror(errno));
+		fi_off();
+		EXPECT_LE(1, fi_slab_fails())
+			TH_LOG("TCP's allocation for the Reply did not fail");
+
+		EXPECT_LE(0, t_wait_startup(i, AL_WAIT))
+			TH_LOG("answer %d: the Reply never came", k);
+		EXPECT_EQ(states[k], mpa_state(i));
+		if (k)
+			EXPECT_MPA_ERROR(i, MPA_ERR_NONE, MPA_REASON_REJECTED,
+					 ECONNREFUSED);
+		ASSERT_EQ(0, t_blocking(i));
+		ASSERT_EQ(0, t_set_timeo(i, SO_RCVTIMEO, AL_STRANDED_WAIT));
+		n = recv(i, got, sizeof(got), 0);
+		EXPECT_EQ(0, n)
+			TH_LOG("answer %d: no end of file behind the Reply: %zd (%s)",
+			       k, n, strerror(errno));
+		close(i);
+		close(r);
+	}
 	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ms, me));
 	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ms, me));
 }
