@@ -1517,9 +1517,13 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 		if (ret)
 			goto error;
 	}
+	/*
+	 * As TCP's sendmsg: the error (sk_stream_error()), or EPIPE should a
+	 * reader of SO_ERROR, which takes no lock, have taken it meanwhile
+	 */
 	if (sk->sk_err) {
-		ret = sock_error(sk);
-		goto out;
+		ret = -EPIPE;
+		goto error;
 	}
 	if ((sk->sk_shutdown & SEND_SHUTDOWN) ||
 	    !((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))) {
