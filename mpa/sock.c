@@ -77,7 +77,8 @@ static int mpa_startup_errno(const struct mpa_conn *c)
  */
 static int mpa_stream_errno(const struct mpa_conn *c)
 {
-	switch (mpa_conn_state(c)) {
+	/* FAILED seen, c->err is too: pairs with mpa_conn_fail() */
+	switch (smp_load_acquire(&c->state)) {
 	case MPA_STATE_STREAMING:
 	case MPA_STATE_REJECTED:
 		return 0;
