@@ -159,8 +159,8 @@ static void mpa_startup_push_refused(struct mpa_conn *c)
  *
  * As far as TCP takes it now; mpa_write_space() has the work call again
  * once TCP has room, or the timer does when TCP had no memory with
- * nothing in flight. Once it is all out and the startup is over, the
- * startup object goes: a caller does not use it after this.
+ * nothing in flight. Once it is all out, or dropped, and the startup is
+ * over, the startup object goes: a caller does not use it after this.
  *
  * After our own shutdown(SHUT_WR), which TCP would refuse it for, the
  * frame goes only with TCP's send limits lifted (mpa_conn_flush()): from
@@ -183,7 +183,7 @@ void mpa_startup_push(struct mpa_conn *c)
 
 		if (!mpa_tcp_sends(sk)) {
 			mpa_startup_push_refused(c);
-			return;
+			break;
 		}
 		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);
 		/* a Responder's FPDUs held behind its Reply (R-7.1.2-15) */
@@ -196,7 +196,7 @@ void mpa_startup_push(struct mpa_conn *c)
 		}
 		if (ret <= 0) {
 			mpa_startup_push_refused(c);
-			return;
+			break;
 		}
 		WRITE_ONCE(c->tx_sent, c->tx_sent + ret);
 		c->stats.startup_octets_tx += ret;

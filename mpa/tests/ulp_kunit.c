@@ -168,6 +168,102 @@ static void mpa_ulp_close_graceful(struct kunit *test)
 	mpa_test_release_drops_ref(test, false);
 }
 
+static int mpa_test_setopt(struct socket *sock, int name, const void *val,
+			   unsigned int len)
+{
+	return sock->ops->setsockopt(sock, SOL_MPA, name,
+				     KERNEL_SOCKPTR((void *)val), len);
+}
+
+/*
+ * A Responder's Reply after MPA_REJECT waits behind earlier stream data
+ * the peer does not read; the peer resets; a send then finds TCP closed,
+ * and what is left of the Reply is dropped. The startup object goes with
+ * it: nothing of the startup runs any more. It stayed until close.
+ */
+static void mpa_ulp_reply_cut_frees_startup(struct kunit *test)
+{
+	static const char req[] = "MPA ID Req Frame\x40\x01\x00\x00";
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct socket *r = pair->server;
+	struct sock *rsk = r->sk, *isk = pair->client->sk;
+	unsigned long end = jiffies + 10 * HZ;
+	static u8 fill[SZ_16K];
+	u32 role = MPA_ROLE_RESPONDER;
+	struct kvec kv;
+	struct msghdr msg;
+	struct mpa_conn *c;
+	bool stuck = false;
+	void *st;
+	int ret;
+
+	/* the peer takes in little and reads nothing: see kapi_kunit.c */
+	lock_sock(isk);
+	WRITE_ONCE(isk->sk_rcvbuf, SOCK_MIN_RCVBUF);
+	isk->sk_userlocks |= SOCK_RCVBUF_LOCK;
+	release_sock(isk);
+	lock_sock(rsk);
+	WRITE_ONCE(rsk->sk_sndbuf, SOCK_MIN_SNDBUF);
+	rsk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+	release_sock(rsk);
+	while (!stuck && time_before(jiffies, end)) {
+		kv.iov_base = fill;
+		kv.iov_len = sizeof(fill);
+		msg = (struct msghdr){ .msg_flags = MSG_DONTWAIT };
+		ret = kernel_sendmsg(r, &msg, &kv, 1, sizeof(fill));
+		if (ret > 0)
+			continue;
+		KUNIT_ASSERT_EQ(test, -EAGAIN, ret);
+		stuck = atomic_read(&isk->sk_rmem_alloc) >
+			READ_ONCE(isk->sk_rcvbuf) &&
+			READ_ONCE(tcp_sk(rsk)->snd_una) ==
+			READ_ONCE(tcp_sk(isk)->rcv_nxt);
+		if (!stuck)
+			usleep_range(1000, 2000);	/* the peer's ACK */
+	}
+	KUNIT_ASSERT_TRUE_MSG(test, stuck, "the send buffer never filled");
+
+	kv.iov_base = (void *)req;
+	kv.iov_len = 20;
+	msg = (struct msghdr){};
+	KUNIT_ASSERT_EQ(test, 20, kernel_sendmsg(pair->client, &msg, &kv, 1,
+						 20));
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_attach(r));
+	c = mpa_conn(rsk);
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_setopt(r, MPA_ROLE, &role,
+						 sizeof(role)));
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_setopt(r, MPA_START, NULL, 0));
+	/* the Reply cannot go: MPA_REJECT waits this long, then EAGAIN */
+	WRITE_ONCE(rsk->sk_sndtimeo, HZ / 10);
+	KUNIT_ASSERT_EQ(test, -EAGAIN, mpa_test_setopt(r, MPA_REJECT, NULL,
+						       0));
+	lock_sock(rsk);
+	ret = c->tx_sent != c->tx_len && c->st &&
+	      mpa_conn_state(c) == MPA_STATE_REJECTED;
+	release_sock(rsk);
+	KUNIT_ASSERT_TRUE_MSG(test, ret, "no Reply waiting");
+
+	lock_sock(isk);
+	tcp_disconnect(isk, 0);		/* a reset */
+	release_sock(isk);
+	while (READ_ONCE(rsk->sk_state) != TCP_CLOSE &&
+	       time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	KUNIT_ASSERT_EQ(test, TCP_CLOSE, (int)READ_ONCE(rsk->sk_state));
+
+	/* the send drops the Reply's rest, and fails */
+	kv.iov_base = fill;
+	kv.iov_len = 1;
+	msg = (struct msghdr){ .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	KUNIT_EXPECT_LT(test, kernel_sendmsg(r, &msg, &kv, 1, 1), 0);
+	lock_sock(rsk);
+	ret = c->tx_sent == c->tx_len;
+	st = c->st;
+	release_sock(rsk);
+	KUNIT_EXPECT_TRUE(test, ret);
+	KUNIT_EXPECT_NULL(test, st);
+}
+
 static struct kunit_case mpa_ulp_cases[] = {
 	KUNIT_CASE(mpa_ulp_attach_ipv4),
 	KUNIT_CASE(mpa_ulp_attach_ipv6),
@@ -178,6 +274,7 @@ static struct kunit_case mpa_ulp_cases[] = {
 	KUNIT_CASE(mpa_ulp_attach_user_data_ipv6),
 	KUNIT_CASE(mpa_ulp_close_abort),
 	KUNIT_CASE_SLOW(mpa_ulp_close_graceful),
+	KUNIT_CASE(mpa_ulp_reply_cut_frees_startup),
 	{}
 };
 
