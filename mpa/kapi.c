@@ -521,7 +521,9 @@ static bool mpa_kpages_copy(const struct bio_vec *bv, u32 used)
  * copied instead, and @tx->done
  * runs before mpa_ksend() returns, where Markers would cut the ULPDU into
  * more pieces than an FPDU record holds (long ULPDUs with Markers), or
- * @bv has more entries than a record holds, or a page is not one TCP may
+ * @bv has more entries than a record holds, or a ULPDU that fits one
+ * segment would take more fragments than a TCP skb holds (many small
+ * entries: one segment is kept to), or a page is not one TCP may
  * hold a reference to (!sendpage_ok(): slab memory, e.g. from kmalloc(),
  * or a page without a reference count of its own, such as the tail pages
  * of a higher-order allocation that is not compound); @tx->done may also

@@ -409,6 +409,49 @@ static struct mpa_tx_rec *mpa_tx_rec_new(struct mpa_conn *c, u32 len)
 	return r;
 }
 
+/* Wire octets of @r's pages from @off on: how many skb fragments they take. */
+static unsigned int mpa_tx_rec_frags(const struct mpa_tx_rec *r, u32 off)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < r->nr_chunks; i++) {
+		const struct mpa_tx_chunk *ch = &r->chunks[i];
+		u32 a, b;
+
+		if (off >= ch->len) {
+			off -= ch->len;
+			continue;
+		}
+		/* TCP takes pages one (small) page at a time */
+		a = ch->off + off;
+		b = ch->off + ch->len - 1;
+		n += b / PAGE_SIZE - a / PAGE_SIZE + 1;
+		off = 0;
+	}
+	return n;
+}
+
+/*
+ * Will TCP put all of @r's pages in one skb? An skb takes at most this
+ * many fragments of pages handed with MSG_SPLICE_PAGES
+ * (sysctl_max_skb_frags) or MSG_ZEROCOPY (MAX_SKB_FRAGS): TCP starts a
+ * new one, so a new segment, where they run out.
+ */
+static bool mpa_tx_rec_one_skb(const struct mpa_tx_rec *r)
+{
+	unsigned int max = min_t(unsigned int, MAX_SKB_FRAGS,
+				 READ_ONCE(net_hotdata.sysctl_max_skb_frags));
+
+	return mpa_tx_rec_frags(r, 0) <= max;
+}
+
+/* Does an FPDU of layout @lo fit a segment (R-4.5-5)? */
+static bool mpa_tx_fits_segment(const struct mpa_conn *c,
+				const struct mpa_fpdu_layout *lo)
+{
+	return lo->span <= READ_ONCE(tcp_sk(c->sk)->mss_cache);
+}
+
 /*
  * The open ULPDU's image takes every chunk: each piece appended took one
  * of its own when another send of the task moved the shared page fragment
@@ -479,6 +522,14 @@ static void mpa_tx_close_open(struct mpa_conn *c)
 		c->tx_open = r;
 		return;
 	}
+	/*
+	 * Pieces that lie apart (the task wrote to another socket between
+	 * two of them, from the same page fragment) may take more fragments
+	 * than an skb holds: TCP would then cut an FPDU that fits a segment.
+	 * Copied together when there is memory for it (else it goes as is).
+	 */
+	if (mpa_tx_fits_segment(c, &r->lo) && !mpa_tx_rec_one_skb(r))
+		mpa_tx_open_compact(c, r);
 	mpa_tx_rec_fill(r, NULL, false, mpa_tx_crc_on(c));
 	mpa_tx_uncharge(c, r, r->len - r->lo.span);
 	r->len = r->lo.span;
@@ -553,28 +604,6 @@ static void mpa_tx_sent(struct mpa_conn *c, const struct mpa_fpdu_layout *lo)
 	c->stats.tx_fpdus++;
 	c->stats.tx_octets += lo->ulpdu_len;
 	c->stats.tx_markers += lo->nr_markers + lo->lead_marker;
-}
-
-/* Wire octets of @r's pages from @off on: how many skb fragments they take. */
-static unsigned int mpa_tx_rec_frags(const struct mpa_tx_rec *r, u32 off)
-{
-	unsigned int i, n = 0;
-
-	for (i = 0; i < r->nr_chunks; i++) {
-		const struct mpa_tx_chunk *ch = &r->chunks[i];
-		u32 a, b;
-
-		if (off >= ch->len) {
-			off -= ch->len;
-			continue;
-		}
-		/* TCP takes pages one (small) page at a time */
-		a = ch->off + off;
-		b = ch->off + ch->len - 1;
-		n += b / PAGE_SIZE - a / PAGE_SIZE + 1;
-		off = 0;
-	}
-	return n;
 }
 
 /*
@@ -1185,8 +1214,10 @@ static int mpa_tx_rec_pages(struct mpa_conn *c, struct mpa_tx_rec *r,
  *	NULL: copy the pages now.
  *
  * The pages go to TCP without a copy, their CRC computed in place. When
- * Markers would cut the ULPDU into more pieces than a record holds, it is
- * copied instead (and @uarg completes as soon as it is).
+ * Markers would cut the ULPDU into more pieces than a record holds, or
+ * an FPDU that fits a segment would take more fragments than an skb
+ * holds (mpa_tx_rec_one_skb()), it is copied instead (and @uarg completes
+ * as soon as it is).
  *
  * Return: 0 when queued, -EINVAL, -ENOMEM, -ENOBUFS (TCP's memory limits).
  */
@@ -1203,6 +1234,9 @@ int mpa_tx_pages(struct mpa_conn *c, const struct bio_vec *bv,
 	if (!r)
 		return -ENOMEM;
 	ret = mpa_tx_rec_pages(c, r, bv, nr_bv);
+	/* TCP would cut an FPDU that fits a segment where its skb is full */
+	if (!ret && mpa_tx_fits_segment(c, &r->lo) && !mpa_tx_rec_one_skb(r))
+		ret = -E2BIG;
 	if (!ret) {
 		r->uarg = uarg;
 		r->ulpdu_len = len;

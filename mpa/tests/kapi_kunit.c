@@ -1417,6 +1417,80 @@ static void kapi_send_mem_limit_zc(struct kunit *test)
 	kapi_send_mem_limit_on(test, true);
 }
 
+/* skbs of @sk, sent or not, that hold octets of [@from, @to) */
+static unsigned int kapi_skbs_over(struct sock *sk, u32 from, u32 to)
+{
+	struct sk_buff *skb = skb_rb_first(&sk->tcp_rtx_queue);
+	unsigned int n = 0;
+
+	for (; skb; skb = skb_rb_next(skb))
+		n += before(TCP_SKB_CB(skb)->seq, to) &&
+		     after(TCP_SKB_CB(skb)->end_seq, from);
+	skb_queue_walk(&sk->sk_write_queue, skb)
+		n += before(TCP_SKB_CB(skb)->seq, to) &&
+		     after(TCP_SKB_CB(skb)->end_seq, from);
+	return n;
+}
+
+/*
+ * A zero-copy ULPDU of 16 entries, each on a page of its own, 1022 octets
+ * (no PAD): with ULPDU_Length and the CRC its FPDU takes 18 skb
+ * fragments, more than an skb holds (MAX_SKB_FRAGS, 17), though it fits
+ * a segment. It goes whole in one skb (R-4.5-5, mpa_kmulpdu()'s promise):
+ * copied. It was handed to TCP as it was, and TCP cut it where its skb
+ * was full. The peer's socket is held meanwhile, so that no ACK frees
+ * the skbs.
+ */
+static void kapi_send_many_frags(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct mpa_kparams pi = kapi_initiator, pr = kapi_responder;
+	struct sock *sk = pair->client->sk, *ssk = pair->server->sk;
+	struct bio_vec bv[16];
+	struct mpa_conn *ci;
+	unsigned int i, skbs;
+	int ret;
+	u32 end;
+
+	pi.markers = false;
+	pr.markers = false;
+	kapi_attach(test, pair->server, &pr, er);
+	ci = kapi_attach(test, pair->client, &pi, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+	for (i = 0; i < ARRAY_SIZE(bv); i++) {
+		struct page *page = alloc_page(GFP_KERNEL);
+
+		KUNIT_ASSERT_NOT_NULL(test, page);
+		KUNIT_ASSERT_EQ(test, 0,
+				kunit_add_action_or_reset(test, kapi_free_page,
+							  page));
+		memset(page_address(page), 'a' + i, 64);
+		bvec_set_page(&bv[i], page, i == ARRAY_SIZE(bv) - 1 ? 62 : 64,
+			      0);
+	}
+	ei->tx.done = kapi_tx_done;
+
+	lock_sock_nested(ssk, SINGLE_DEPTH_NESTING);
+	tcp_sock_set_cork(sk, true);
+	ret = mpa_ksend(ci, bv, ARRAY_SIZE(bv), 1022, &ei->tx);
+	lock_sock(sk);
+	end = tcp_sk(sk)->write_seq;
+	skbs = kapi_skbs_over(sk, end - 1028, end);
+	release_sock(sk);
+	release_sock(ssk);
+	tcp_sock_set_cork(sk, false);
+	KUNIT_ASSERT_EQ(test, 0, ret);
+	KUNIT_EXPECT_EQ_MSG(test, 1U, skbs, "the FPDU in %u skbs", skbs);
+
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->tx_done));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, 1022U, er->got_len);
+	KUNIT_EXPECT_EQ(test, 'a', (int)er->got[0]);
+	KUNIT_EXPECT_EQ(test, 'p', (int)er->got[1021]);
+}
+
 static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_attach_args),
 	KUNIT_CASE(kapi_send_args),
@@ -1447,6 +1521,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_ktx_busy_two_conns),
 	KUNIT_CASE(kapi_send_mem_limit),
 	KUNIT_CASE(kapi_send_mem_limit_zc),
+	KUNIT_CASE(kapi_send_many_frags),
 	{}
 };
 

@@ -1781,6 +1781,43 @@ TEST_F(segments, packed_when_corked)
 }
 
 /*
+ * A ULPDU sent in 18 MSG_MORE pieces while the task writes to another
+ * socket between two of them, from the same page fragment: the pieces lie
+ * apart, each a fragment of its own, more than an skb holds (17). The
+ * FPDU fits a segment and goes in one (R-4.5-5). TCP used to cut it where
+ * its skb was full.
+ */
+TEST_F(segments, pieces_apart)
+{
+	static const size_t sizes[] = { 18 * 40 };
+	struct w_conn *c = &self->c;
+	uint8_t u[18 * 40];
+	struct seg_stats st;
+	uint32_t *start;
+	int a, b, k, mss;
+
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &a, &b));
+	t_fill(u, sizeof(u), 5000);
+	for (k = 0; k < 18; k++) {
+		ASSERT_EQ(40, send(c->m, u + 40 * k, 40, MSG_MORE));
+		ASSERT_EQ(1, send(a, "x", 1, 0));
+	}
+	ASSERT_EQ(0, send(c->m, NULL, 0, 0));
+	w_expect(_metadata, c, u, sizeof(u));
+	mss = t_emss(c->m);
+	ASSERT_LT(0, mss);
+	start = fpdu_starts(sizes, 1, c->tx_m);
+	ASSERT_NE(NULL, start);
+	capture_done(_metadata, &self->cap);
+	seg_check(_metadata, &self->cap, start, 1, mss, &st);
+	EXPECT_EQ(0, st.split);
+	EXPECT_EQ(1, st.whole);
+	free(start);
+	close(a);
+	close(b);
+}
+
+/*
  * ULPDUs above MULPDU (FPDUs of one to one and a half segments) sent while
  * TCP holds them back (TCP_CORK): each FPDU continues the last segment of
  * the one before it, as TCP packs large sends, instead of starting its own
