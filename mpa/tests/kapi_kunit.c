@@ -642,43 +642,13 @@ static void kapi_reply_before_request_out(struct kunit *test)
 	struct kapi_end *ei = kapi_end_new(test);
 	struct sock *csk = pair->client->sk;
 	struct sock *ssk = pair->server->sk;
-	unsigned long end = jiffies + KAPI_WAIT;
-	static u8 fill[SZ_16K];
 	struct mpa_conn *ci;
-	bool stuck = false;
 	u8 state;
 	int ret;
 
-	/*
-	 * The peer takes in little and reads nothing. Stuck: the send buffer
-	 * is full, the peer's receive buffer too (it drops what comes, and
-	 * only a read would let it take more), and all it took is
-	 * acknowledged: no ACK can make room any more.
-	 */
-	lock_sock(ssk);
-	WRITE_ONCE(ssk->sk_rcvbuf, SOCK_MIN_RCVBUF);
-	ssk->sk_userlocks |= SOCK_RCVBUF_LOCK;
-	release_sock(ssk);
-	lock_sock(csk);
-	WRITE_ONCE(csk->sk_sndbuf, SOCK_MIN_SNDBUF);
-	csk->sk_userlocks |= SOCK_SNDBUF_LOCK;
-	release_sock(csk);
-	while (!stuck && time_before(jiffies, end)) {
-		struct kvec kv = { .iov_base = fill, .iov_len = sizeof(fill) };
-		struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
-
-		ret = kernel_sendmsg(pair->client, &msg, &kv, 1, sizeof(fill));
-		if (ret > 0)
-			continue;
-		KUNIT_ASSERT_EQ(test, -EAGAIN, ret);
-		stuck = atomic_read(&ssk->sk_rmem_alloc) >
-			READ_ONCE(ssk->sk_rcvbuf) &&
-			READ_ONCE(tcp_sk(csk)->snd_una) ==
-			READ_ONCE(tcp_sk(ssk)->rcv_nxt);
-		if (!stuck)
-			usleep_range(1000, 2000);	/* the peer's ACK */
-	}
-	KUNIT_ASSERT_TRUE_MSG(test, stuck, "the send buffer never filled");
+	/* the peer reads none of the earlier stream data */
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_stuck_sender(pair->client,
+						       pair->server));
 
 	ci = kapi_attach(test, pair->client, &ip, ei);
 	lock_sock(csk);
@@ -1271,6 +1241,27 @@ static void kapi_detach_in_ulpdu(struct kunit *test)
 	release_sock(ssk);
 }
 
+/*
+ * The pair's ends attached as kapi_initiator and kapi_responder, but
+ * without Markers, and in Full Operation. Return: the Initiator's.
+ */
+static struct mpa_conn *kapi_full_no_markers(struct kunit *test,
+					     struct mpa_test_pair *pair,
+					     struct kapi_end *ei,
+					     struct kapi_end *er)
+{
+	struct mpa_kparams pi = kapi_initiator, pr = kapi_responder;
+	struct mpa_conn *ci;
+
+	pi.markers = false;
+	pr.markers = false;
+	kapi_attach(test, pair->server, &pr, er);
+	ci = kapi_attach(test, pair->client, &pi, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+	return ci;
+}
+
 static void kapi_send_fill(struct kunit *test, struct mpa_conn *c,
 			   struct page *page, u32 len, int fill,
 			   struct mpa_ktx *tx, int want)
@@ -1315,18 +1306,12 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc)
 	unsigned long *pressure = sk->sk_prot->memory_pressure, was;
 	long *mem = sk->sk_prot->sysctl_mem, saved[3];
 	struct page *page = kapi_pages1(test), *zpage = kapi_pages1(test);
-	struct mpa_kparams pi = kapi_initiator, pr = kapi_responder;
 	int delta, i, extra = 0, n = zc ? 2 : 3;
 	struct sk_buff *tail;
 	struct mpa_conn *ci;
 
 	/* no Markers: the zero-copy ULPDU goes whole, not copied */
-	pi.markers = false;
-	pr.markers = false;
-	kapi_attach(test, pair->server, &pr, er);
-	ci = kapi_attach(test, pair->client, &pi, ei);
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+	ci = kapi_full_no_markers(test, pair, ei, er);
 	ei->tx.done = kapi_tx_done;
 	tcp_sock_set_cork(sk, true);
 	if (zc) {
@@ -1445,7 +1430,6 @@ static void kapi_send_many_frags(struct kunit *test)
 {
 	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
 	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
-	struct mpa_kparams pi = kapi_initiator, pr = kapi_responder;
 	struct sock *sk = pair->client->sk, *ssk = pair->server->sk;
 	struct bio_vec bv[16];
 	struct mpa_conn *ci;
@@ -1453,12 +1437,7 @@ static void kapi_send_many_frags(struct kunit *test)
 	int ret;
 	u32 end;
 
-	pi.markers = false;
-	pr.markers = false;
-	kapi_attach(test, pair->server, &pr, er);
-	ci = kapi_attach(test, pair->client, &pi, ei);
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+	ci = kapi_full_no_markers(test, pair, ei, er);
 	for (i = 0; i < ARRAY_SIZE(bv); i++) {
 		struct page *page = alloc_page(GFP_KERNEL);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* KUnit helpers: connected kernel TCP socket pairs over loopback */
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/net.h>
@@ -84,3 +85,48 @@ struct mpa_test_pair *mpa_test_pair_new(struct kunit *test, int family)
 	return p;
 }
 
+/**
+ * mpa_test_stuck_sender() - fill a send buffer that no ACK can empty
+ * @from: the sending end, plain TCP (no ULP yet, or one in plain stream)
+ * @to: the other end, which reads nothing
+ *
+ * @to takes in little (SO_RCVBUF locked at its least) and @from may queue
+ * little (SO_SNDBUF the same). Stuck: @from's send buffer is full, @to's
+ * receive buffer is over its size (it drops what comes, and only a read
+ * would let it take more), and all it took is acknowledged, so no ACK can
+ * make room any more: what @from sends next waits in its queue.
+ *
+ * Return: 0 once stuck, -ETIMEDOUT after 10 s, or the send's error.
+ */
+int mpa_test_stuck_sender(struct socket *from, struct socket *to)
+{
+	static u8 fill[SZ_16K];
+	unsigned long end = jiffies + 10 * HZ;
+	struct sock *fsk = from->sk, *tsk = to->sk;
+	int ret;
+
+	lock_sock(tsk);
+	WRITE_ONCE(tsk->sk_rcvbuf, SOCK_MIN_RCVBUF);
+	tsk->sk_userlocks |= SOCK_RCVBUF_LOCK;
+	release_sock(tsk);
+	lock_sock(fsk);
+	WRITE_ONCE(fsk->sk_sndbuf, SOCK_MIN_SNDBUF);
+	fsk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+	release_sock(fsk);
+	while (time_before(jiffies, end)) {
+		struct kvec kv = { .iov_base = fill, .iov_len = sizeof(fill) };
+		struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+
+		ret = kernel_sendmsg(from, &msg, &kv, 1, sizeof(fill));
+		if (ret > 0)
+			continue;
+		if (ret != -EAGAIN)
+			return ret;
+		if (atomic_read(&tsk->sk_rmem_alloc) > READ_ONCE(tsk->sk_rcvbuf) &&
+		    READ_ONCE(tcp_sk(fsk)->snd_una) ==
+		    READ_ONCE(tcp_sk(tsk)->rcv_nxt))
+			return 0;
+		usleep_range(1000, 2000);	/* for the peer's ACK */
+	}
+	return -ETIMEDOUT;
+}

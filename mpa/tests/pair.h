@@ -23,5 +23,6 @@ void mpa_test_release(struct socket **sock);
 struct socket *mpa_test_listener(struct kunit *test, int family,
 				 struct sockaddr_storage *addr);
 struct mpa_test_pair *mpa_test_pair_new(struct kunit *test, int family);
+int mpa_test_stuck_sender(struct socket *from, struct socket *to);
 
 #endif /* _MPA_TESTS_PAIR_H */

@@ -869,6 +869,29 @@ TEST_F_TIMEOUT(inject, stranded, 300)
 }
 
 /*
+ * A pair whose Responder @r has the Request in (the non-blocking
+ * Initiator @i waits for the Reply), without Markers, with CRCs, and the
+ * injection pointed at [@fs, @fe) (off until fi_on_prob()).
+ */
+static void al_request_in(struct __test_metadata *_metadata,
+			  unsigned long long fs, unsigned long long fe,
+			  int *i, int *r)
+{
+	struct t_pair_opts o = {};
+
+	ASSERT_EQ(0, mpa_tcp_pair_opts(AF_INET, &o, r, i));
+	ASSERT_EQ(0, t_mpa_options(*i, MPA_ROLE_INITIATOR, false, true));
+	ASSERT_EQ(0, t_mpa_options(*r, MPA_ROLE_RESPONDER, false, true));
+	ASSERT_EQ(0, t_nonblock(*i));
+	ASSERT_EQ(-1, mpa_start(*i));
+	ASSERT_EQ(EINPROGRESS, errno);
+	ASSERT_EQ(0, mpa_start(*r));		/* the Request is in */
+
+	ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
+	ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
+}
+
+/*
  * The Responder's Reply, which TCP has no memory for, and behind it the
  * ULPDUs its application sent meanwhile (Full Operation began with the
  * Reply; they are held, R-7.1.2-15) until the send buffer is full. Every
@@ -881,7 +904,6 @@ TEST_F_TIMEOUT(inject, stranded, 300)
  */
 TEST_F_TIMEOUT(inject, reply_behind_held, 300)
 {
-	struct t_pair_opts o = {};
 	unsigned long long fs, fe, ms, me;
 	uint8_t *b = malloc(T_ULPDU_BUF);
 	unsigned int held = 0, k;
@@ -893,16 +915,7 @@ TEST_F_TIMEOUT(inject, reply_behind_held, 300)
 	ASSERT_NE(NULL, b);
 	ASSERT_EQ(0, ks_func(NULL, "tcp_sendmsg_locked", &fs, &fe));
 	ASSERT_EQ(0, fi_module_text(&ms, &me));
-	ASSERT_EQ(0, mpa_tcp_pair_opts(AF_INET, &o, &r, &i));
-	ASSERT_EQ(0, t_mpa_options(i, MPA_ROLE_INITIATOR, false, true));
-	ASSERT_EQ(0, t_mpa_options(r, MPA_ROLE_RESPONDER, false, true));
-	ASSERT_EQ(0, t_nonblock(i));
-	ASSERT_EQ(-1, mpa_start(i));
-	ASSERT_EQ(EINPROGRESS, errno);
-	ASSERT_EQ(0, mpa_start(r));		/* the Request is in */
-
-	ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
-	ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
+	al_request_in(_metadata, fs, fe, &i, &r);
 	ASSERT_EQ(0, t_set_timeo(r, SO_SNDTIMEO, AL_SHORT));
 	t0 = t_now_ms();
 	ASSERT_EQ(0, fi_on_prob(100));
@@ -1031,7 +1044,6 @@ TEST_F_TIMEOUT(inject, shut_behind_reply, 300)
 	static const int answers[] = { MPA_ACCEPT, MPA_REJECT };
 	static const long states[] = { MPA_STATE_FULL, MPA_STATE_REJECTED };
 	unsigned long long fs, fe, ms, me;
-	struct t_pair_opts o = {};
 	uint8_t got[64];
 	int i, r, k;
 	ssize_t n;
@@ -1039,16 +1051,7 @@ TEST_F_TIMEOUT(inject, shut_behind_reply, 300)
 	ASSERT_EQ(0, ks_func(NULL, "tcp_sendmsg_locked", &fs, &fe));
 	ASSERT_EQ(0, fi_module_text(&ms, &me));
 	for (k = 0; k < 2; k++) {
-		ASSERT_EQ(0, mpa_tcp_pair_opts(AF_INET, &o, &r, &i));
-		ASSERT_EQ(0, t_mpa_options(i, MPA_ROLE_INITIATOR, false, true));
-		ASSERT_EQ(0, t_mpa_options(r, MPA_ROLE_RESPONDER, false, true));
-		ASSERT_EQ(0, t_nonblock(i));
-		ASSERT_EQ(-1, mpa_start(i));
-		ASSERT_EQ(EINPROGRESS, errno);
-		ASSERT_EQ(0, mpa_start(r));		/* the Request is in */
-
-		ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
-		ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
+		al_request_in(_metadata, fs, fe, &i, &r);
 		ASSERT_EQ(0, t_nonblock(r));
 		ASSERT_EQ(0, fi_on_prob(100));
 		EXPECT_EQ(-1, mpa_answer(r, answers[k], NULL, 0));
