@@ -432,17 +432,50 @@ static unsigned int mpa_tx_rec_frags(const struct mpa_tx_rec *r, u32 off)
 }
 
 /*
+ * The same for MSG_ZEROCOPY (zerocopy_fill_skb_from_iter()): a fragment
+ * spans a compound page, and joins the one before it when it goes on
+ * where that one ends.
+ */
+static unsigned int mpa_tx_rec_zc_frags(const struct mpa_tx_rec *r)
+{
+	struct page *head = NULL;
+	unsigned int i, n = 0;
+	unsigned long end = 0;
+
+	for (i = 0; i < r->nr_chunks; i++) {
+		const struct mpa_tx_chunk *ch = &r->chunks[i];
+		u32 off = ch->off, left = ch->len;
+
+		while (left) {
+			struct page *p = nth_page(ch->page, off / PAGE_SIZE);
+			struct page *h = compound_head(p);
+			u32 in = min_t(u32, left, PAGE_SIZE - off % PAGE_SIZE);
+			unsigned long at = (p - h) * PAGE_SIZE + off % PAGE_SIZE;
+
+			n += h != head || at != end;
+			head = h;
+			end = at + in;
+			off += in;
+			left -= in;
+		}
+	}
+	return n;
+}
+
+/*
  * Will TCP put all of @r's pages in one skb? An skb takes at most this
  * many fragments of pages handed with MSG_SPLICE_PAGES
- * (sysctl_max_skb_frags) or MSG_ZEROCOPY (MAX_SKB_FRAGS): TCP starts a
- * new one, so a new segment, where they run out.
+ * (sysctl_max_skb_frags) or MSG_ZEROCOPY (MAX_SKB_FRAGS, @zc): TCP starts
+ * a new one, so a new segment, where they run out.
  */
-static bool mpa_tx_rec_one_skb(const struct mpa_tx_rec *r)
+static bool mpa_tx_rec_one_skb(const struct mpa_tx_rec *r, bool zc)
 {
 	unsigned int max = min_t(unsigned int, MAX_SKB_FRAGS,
 				 READ_ONCE(net_hotdata.sysctl_max_skb_frags));
 
-	return mpa_tx_rec_frags(r, 0) <= max;
+	/* a page, or a compound page, at least per fragment */
+	return mpa_tx_rec_frags(r, 0) <= max ||
+	       (zc && mpa_tx_rec_zc_frags(r) <= max);
 }
 
 /* Does an FPDU of layout @lo fit a segment (R-4.5-5)? */
@@ -528,7 +561,7 @@ static void mpa_tx_close_open(struct mpa_conn *c)
 	 * than an skb holds: TCP would then cut an FPDU that fits a segment.
 	 * Copied together when there is memory for it (else it goes as is).
 	 */
-	if (mpa_tx_fits_segment(c, &r->lo) && !mpa_tx_rec_one_skb(r))
+	if (mpa_tx_fits_segment(c, &r->lo) && !mpa_tx_rec_one_skb(r, false))
 		mpa_tx_open_compact(c, r);
 	mpa_tx_rec_fill(r, NULL, false, mpa_tx_crc_on(c));
 	mpa_tx_uncharge(c, r, r->len - r->lo.span);
@@ -1235,7 +1268,8 @@ int mpa_tx_pages(struct mpa_conn *c, const struct bio_vec *bv,
 		return -ENOMEM;
 	ret = mpa_tx_rec_pages(c, r, bv, nr_bv);
 	/* TCP would cut an FPDU that fits a segment where its skb is full */
-	if (!ret && mpa_tx_fits_segment(c, &r->lo) && !mpa_tx_rec_one_skb(r))
+	if (!ret && mpa_tx_fits_segment(c, &r->lo) &&
+	    !mpa_tx_rec_one_skb(r, true))
 		ret = -E2BIG;
 	if (!ret) {
 		r->uarg = uarg;

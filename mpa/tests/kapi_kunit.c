@@ -1470,6 +1470,50 @@ static void kapi_send_many_frags(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 'p', (int)er->got[1021]);
 }
 
+/*
+ * 15 entries of 2000 octets, each across the two pages of a compound
+ * allocation of its own: 32 small pages with ULPDU_Length and PAD + CRC,
+ * but a fragment per compound page to MSG_ZEROCOPY, 17 in all, which an
+ * skb holds. The FPDU fits a segment (loopback) and goes by reference:
+ * done does not run while the peer's socket is held and no ACK comes.
+ */
+static void kapi_send_compound_zc(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct sock *sk = pair->client->sk, *ssk = pair->server->sk;
+	const u32 off = PAGE_SIZE - 1000, len = 2000;
+	struct bio_vec bv[15];
+	struct mpa_conn *ci;
+	unsigned int i;
+	bool done;
+	int ret;
+
+	ci = kapi_full_no_markers(test, pair, ei, er);
+	KUNIT_ASSERT_LE(test, (u32)ARRAY_SIZE(bv) * len + 8,
+			READ_ONCE(tcp_sk(sk)->mss_cache));
+	for (i = 0; i < ARRAY_SIZE(bv); i++) {
+		struct page *pages = kapi_pages1(test);
+
+		memset(page_address(pages) + off, 'a' + i, len);
+		bvec_set_page(&bv[i], pages, len, off);
+	}
+	ei->tx.done = kapi_tx_done;
+
+	lock_sock_nested(ssk, SINGLE_DEPTH_NESTING);
+	ret = mpa_ksend(ci, bv, ARRAY_SIZE(bv), ARRAY_SIZE(bv) * len,
+			&ei->tx);
+	done = completion_done(&ei->tx_done);
+	release_sock(ssk);
+	KUNIT_ASSERT_EQ(test, 0, ret);
+	KUNIT_EXPECT_FALSE_MSG(test, done, "copied, not sent by reference");
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
+	KUNIT_EXPECT_EQ(test, (u32)ARRAY_SIZE(bv) * len, er->got_len);
+	KUNIT_EXPECT_EQ(test, 'a', (int)er->got[0]);
+	KUNIT_EXPECT_EQ(test, 'o', (int)er->got[er->got_len - 1]);
+	KUNIT_EXPECT_TRUE(test, kapi_wait(&ei->tx_done));
+}
+
 static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_attach_args),
 	KUNIT_CASE(kapi_send_args),
@@ -1501,6 +1545,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_send_mem_limit),
 	KUNIT_CASE(kapi_send_mem_limit_zc),
 	KUNIT_CASE(kapi_send_many_frags),
+	KUNIT_CASE(kapi_send_compound_zc),
 	{}
 };
 
