@@ -547,7 +547,10 @@ static void mpa_conn_work(struct work_struct *work)
 		if (mpa_rx_process(c))
 			c->saved_data_ready(sk);
 	}
-	/* after a startup frame TCP had no memory for too, in any state */
+	/*
+	 * The FIN a shutdown(SHUT_WR) left behind what MPA holds: FPDUs, or
+	 * (in any state) the rest of a startup frame
+	 */
 	if (c->fin_held)
 		mpa_conn_fin_owed(c);
 	if (mpa_conn_full(c) && (mpa_tx_pending(c) || c->tx_run.bv_len)) {
