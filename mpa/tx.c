@@ -831,7 +831,7 @@ static bool mpa_tx_may_hand(const struct mpa_conn *c,
 			    const struct mpa_fpdu_layout *lo)
 {
 	return !mpa_tx_pending(c) && !c->tx_held && c->tx_sent == c->tx_len &&
-	       lo->span <= READ_ONCE(tcp_sk(c->sk)->mss_cache) &&
+	       mpa_tx_fits_segment(c, lo) &&
 	       mpa_tcp_splices(c->sk);
 }
 
@@ -1501,7 +1501,7 @@ bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg, size_t size,
 	    !sk_stream_memory_free(sk))
 		return false;
 	mpa_fpdu_layout(&pre->lo, 0, false, size);
-	if (pre->lo.span > READ_ONCE(tcp_sk(sk)->mss_cache))
+	if (!mpa_tx_fits_segment(c, &pre->lo))
 		return false;
 	left = iov_iter_count(&msg->msg_iter);
 	if (mpa_tx_build(&current->task_frag, sk->sk_allocation, &pre->lo,
