@@ -874,6 +874,31 @@ static bool mpa_tx_takes_whole(struct sock *sk, u32 len)
 }
 
 /*
+ * May MPA hand TCP now, from its queue or its run, whole FPDUs of @len wire
+ * octets that fit a segment? MPA's charge for them goes only once TCP has
+ * taken them, so TCP needs memory of its own for them: at its limits it
+ * would take what sk_forward_alloc has left, the head of an FPDU, and send
+ * that head in a segment of its own (R-4.5-5). So reserve the memory
+ * first (mpa_tx_takes_whole()); failing that, wait for the next ACK,
+ * which frees memory and calls sk_write_space() (SOCK_NOSPACE). With
+ * nothing in flight no ACK comes: hand them anyway, and TCP takes what
+ * its progress guarantee lets it. So too when @closing (mpa_tx_flush()):
+ * everything goes to TCP then, whole or not.
+ * @c: the connection, its queued octets uncounted (mpa_tx_uncount())
+ */
+static bool mpa_tx_hand_whole(struct mpa_conn *c, u32 len, bool closing)
+{
+	struct sock *sk = c->sk;
+
+	if (closing || mpa_tx_takes_whole(sk, len) ||
+	    tcp_rtx_and_write_queues_empty(sk))
+		return true;
+	if (sk->sk_socket)
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+	return false;
+}
+
+/*
  * Hand TCP the FPDU of layout @lo whose whole wire image is @bv, when
  * mpa_tx_direct_ok(). TCP puts it whole in one skb (mpa_tx_align()) or,
  * lacking memory, takes none of it (mpa_tx_takes_whole()). What TCP did
@@ -1014,14 +1039,15 @@ static void mpa_tx_run_end(struct mpa_conn *c)
 /*
  * Hand the run to TCP, as far as TCP takes it now. What it leaves stays
  * the run, cut: nothing joins it, and it goes on where TCP stopped,
- * without mpa_tx_align(). TCP lacking room, the next ACK brings the run
- * back here (mpa_tx_run_kick()); with nothing in flight only time does
+ * without mpa_tx_align(). TCP lacking room, or the memory to take the run
+ * whole (mpa_tx_hand_whole(); not when @closing), the next ACK brings the
+ * run back here (mpa_tx_run_kick()); with nothing in flight only time does
  * (as in mpa_tx_push()).
  * Return: 0 once TCP has all of it, -EAGAIN for want of room, -EPIPE when
  * TCP no longer sends (mpa_tcp_sends()), or TCP's error; the rest of the
  * run is kept.
  */
-static int mpa_tx_run_flush(struct mpa_conn *c)
+static int mpa_tx_run_flush(struct mpa_conn *c, bool closing)
 {
 	struct bio_vec *run = &c->tx_run;
 	u32 len = run->bv_len, queued;
@@ -1033,11 +1059,16 @@ static int mpa_tx_run_flush(struct mpa_conn *c)
 		return 0;
 	if (!mpa_tcp_sends(sk))
 		return -EPIPE;
-	if (!c->tx_run_cut)
+	queued = mpa_tx_uncount(c, len);
+	if (!c->tx_run_cut) {
+		if (!mpa_tx_hand_whole(c, len, closing)) {
+			mpa_tx_recount(c, queued);
+			return -EAGAIN;
+		}
 		mpa_tx_align(c, len, NULL);
+	}
 	msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, run, 1, len);
-	queued = mpa_tx_uncount(c, len);
 	took = mpa_tcp_sendmsg(sk, &msg, len);
 	mpa_tx_recount(c, queued);
 	if (took == len) {
@@ -1082,11 +1113,11 @@ static bool mpa_tx_run_add(struct mpa_conn *c, struct mpa_tx_pre *pre)
 	} else if (c->tx_run_cut || run->bv_page != pre->bv.bv_page ||
 		   run->bv_offset + run->bv_len != pre->bv.bv_offset ||
 		   run->bv_len + span > mss || !mpa_tx_may_hand(c, &pre->lo)) {
-		mpa_tx_run_flush(c);
+		mpa_tx_run_flush(c, false);
 		return false;
 	}
 	if (!sk_wmem_schedule(sk, span)) {
-		mpa_tx_run_flush(c);
+		mpa_tx_run_flush(c, false);
 		return false;
 	}
 	sk_mem_charge(sk, span);
@@ -1128,7 +1159,7 @@ void mpa_tx_run_kick(struct mpa_conn *c)
 	}
 
 	sk->sk_allocation = GFP_ATOMIC;
-	mpa_tx_run_flush(c);
+	mpa_tx_run_flush(c, false);
 	sk->sk_allocation = gfp;
 }
 
@@ -1300,15 +1331,11 @@ bool mpa_tx_pending(const struct mpa_conn *c)
 	return !list_empty(&c->tx_queue);
 }
 
-/**
- * mpa_tx_push() - hand queued FPDUs to TCP, as far as it takes them now
- * @c: the connection, socket locked, process context
- *
- * Return: 0 (TCP took all, or has no room now), -EPIPE when TCP no longer
- * sends (mpa_tcp_sends(): the socket's error is left for its reader), or
- * TCP's error.
+/*
+ * mpa_tx_push(); @closing: for mpa_tx_flush(), an FPDU goes to TCP even when
+ * TCP may take only its head (mpa_tx_hand_whole())
  */
-int mpa_tx_push(struct mpa_conn *c)
+static int mpa_tx_push_all(struct mpa_conn *c, bool closing)
 {
 	struct sock *sk = c->sk;
 	struct mpa_tx_rec *r;
@@ -1318,7 +1345,7 @@ int mpa_tx_push(struct mpa_conn *c)
 	if (c->tx_held || c->tx_sent != c->tx_len)
 		return 0;
 	/* the run first: a record queued meanwhile is behind it */
-	ret = mpa_tx_run_flush(c);
+	ret = mpa_tx_run_flush(c, closing);
 	if (ret)
 		return ret == -EAGAIN ? 0 : ret;
 	if (!mpa_tx_pending(c))
@@ -1348,8 +1375,13 @@ int mpa_tx_push(struct mpa_conn *c)
 				      ch->off + skip);
 			skip = 0;
 		}
-		if (!r->sent)
+		if (!r->sent) {
+			/* an FPDU larger than a segment is cut anyway (A11) */
+			if (mpa_tx_fits_segment(c, &r->lo) &&
+			    !mpa_tx_hand_whole(c, r->len, closing))
+				break;
 			mpa_tx_align(c, r->len, r);
+		}
 		msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
 		if (r->uarg) {
 			/* TCP links its skbs to the completion */
@@ -1389,6 +1421,19 @@ int mpa_tx_push(struct mpa_conn *c)
 	if (mpa_tx_pending(c))
 		mpa_tx_retry_later(c);
 	return 0;
+}
+
+/**
+ * mpa_tx_push() - hand queued FPDUs to TCP, as far as it takes them now
+ * @c: the connection, socket locked, process context
+ *
+ * Return: 0 (TCP took all, or has no room now), -EPIPE when TCP no longer
+ * sends (mpa_tcp_sends(): the socket's error is left for its reader), or
+ * TCP's error.
+ */
+int mpa_tx_push(struct mpa_conn *c)
+{
+	return mpa_tx_push_all(c, false);
 }
 
 /**
@@ -1682,7 +1727,7 @@ void mpa_tx_flush(struct mpa_conn *c)
 {
 	if (c->tx_open)
 		mpa_tx_close_open(c);
-	mpa_tx_push(c);
+	mpa_tx_push_all(c, true);
 }
 
 /**

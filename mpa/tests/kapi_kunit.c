@@ -1294,11 +1294,15 @@ static struct page *kapi_pages1(struct kunit *test)
  * not keep the rest, and reset the connection). The send fails with
  * -ENOMEM, nothing of it is sent (with @zc MPA keeps it instead, charged
  * to what the socket has left), and once memory is back it goes, the
- * stream intact. The send buffer is locked large, so that the limit's
- * "a socket over its send buffer may go on" rule does not apply. The
- * limits are global: for a test guest only, as KUnit is.
+ * stream intact. With @fits the socket has the FPDU's own octets left
+ * besides, not a new skb's head: MPA queues the FPDU, charged to them,
+ * and its push must not hand TCP the 100 octets either (TCP would put
+ * the FPDU's head in a segment of its own, the rest in the next). The
+ * send buffer is locked large, so that the limit's "a socket over its
+ * send buffer may go on" rule does not apply. The limits are global: for
+ * a test guest only, as KUnit is.
  */
-static void kapi_send_mem_limit_on(struct kunit *test, bool zc)
+static void kapi_send_mem_limit_on(struct kunit *test, bool zc, bool fits)
 {
 	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
 	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
@@ -1307,8 +1311,12 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc)
 	long *mem = sk->sk_prot->sysctl_mem, saved[3];
 	struct page *page = kapi_pages1(test), *zpage = kapi_pages1(test);
 	int delta, i, extra = 0, n = zc ? 2 : 3;
+	struct mpa_fpdu_layout lo;
 	struct sk_buff *tail;
 	struct mpa_conn *ci;
+	u32 seq;
+
+	mpa_fpdu_layout(&lo, 0, false, 1000);
 
 	/* no Markers: the zero-copy ULPDU goes whole, not copied */
 	ci = kapi_full_no_markers(test, pair, ei, er);
@@ -1357,19 +1365,26 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc)
 	 * more than the socket has (delta < 0): the charge then adds
 	 * forward allocation, and the uncharge below takes it back.
 	 */
-	delta = sk->sk_forward_alloc - extra - 100;
+	delta = sk->sk_forward_alloc - extra - 100 - (fits ? lo.span : 0);
 	sk_mem_charge(sk, delta);
+	seq = tcp_sk(sk)->write_seq;
 	release_sock(sk);
 
 	/*
 	 * Refused whole; with @zc the memory left after the skb's charge
 	 * still holds the FPDU: MPA keeps it, for TCP once there is memory.
 	 */
-	kapi_send_fill(test, ci, page, 1000, 'C', NULL, zc ? 0 : -ENOMEM);
+	kapi_send_fill(test, ci, page, 1000, 'C', NULL,
+		       zc || fits ? 0 : -ENOMEM);
 
 	lock_sock(sk);
 	/* nothing went out meanwhile: the case was the one described */
 	KUNIT_EXPECT_EQ(test, 0U, tcp_sk(sk)->packets_out);
+	/* TCP has none of the FPDU or all of it, not its head alone */
+	seq = tcp_sk(sk)->write_seq - seq;
+	KUNIT_EXPECT_TRUE_MSG(test, !seq || seq == lo.span,
+			      "TCP took %u octets of an FPDU of %u", seq,
+			      lo.span);
 	sk_mem_uncharge(sk, delta);
 	for (i = 0; i < 3; i++)
 		WRITE_ONCE(mem[i], saved[i]);
@@ -1377,7 +1392,7 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc)
 	release_sock(sk);
 	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
 
-	if (!zc)
+	if (!zc && !fits)
 		kapi_send_fill(test, ci, page, 1000, 'C', NULL, 0);
 	tcp_sock_set_cork(sk, false);
 	for (i = 0; i < n; i++)
@@ -1394,12 +1409,17 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc)
 
 static void kapi_send_mem_limit(struct kunit *test)
 {
-	kapi_send_mem_limit_on(test, false);
+	kapi_send_mem_limit_on(test, false, false);
 }
 
 static void kapi_send_mem_limit_zc(struct kunit *test)
 {
-	kapi_send_mem_limit_on(test, true);
+	kapi_send_mem_limit_on(test, true, false);
+}
+
+static void kapi_send_mem_limit_queued(struct kunit *test)
+{
+	kapi_send_mem_limit_on(test, false, true);
 }
 
 /* skbs of @sk, sent or not, that hold octets of [@from, @to) */
@@ -1544,6 +1564,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_ktx_busy_two_conns),
 	KUNIT_CASE(kapi_send_mem_limit),
 	KUNIT_CASE(kapi_send_mem_limit_zc),
+	KUNIT_CASE(kapi_send_mem_limit_queued),
 	KUNIT_CASE(kapi_send_many_frags),
 	KUNIT_CASE(kapi_send_compound_zc),
 	{}
