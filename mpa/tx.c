@@ -35,6 +35,7 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
+#include <linux/unaligned.h>
 #include <net/hotdata.h>
 #include <net/tcp.h>
 
@@ -1163,6 +1164,115 @@ void mpa_tx_run_kick(struct mpa_conn *c)
 	sk->sk_allocation = gfp;
 }
 
+/*
+ * The copy path: with CRCs and Markers off, an FPDU larger than a segment
+ * goes to TCP as its ULPDU_Length, the caller's octets and its PAD and
+ * zero CRC field (R-4.1-3, ambiguity A10), three calls in which TCP
+ * copies each into its own page fragment, as it copies a plain send. Its
+ * segments need no alignment (it cannot have one, requirements A11), and
+ * nothing needs the wire image in MPA's pages: TCP's copy fills an skb
+ * fragment up to its page fragment's size, where pages spliced from MPA's
+ * image take a fragment for each 4 KiB page (iov_iter_extract_pages()),
+ * and then cost TCP and the receiver per fragment.
+ */
+static bool mpa_tx_copy_ok(const struct mpa_conn *c,
+			   const struct mpa_fpdu_layout *lo)
+{
+	return !mpa_tx_crc_on(c) && !mpa_fpdu_has_markers(lo) &&
+	       !mpa_tx_fits_segment(c, lo) && !mpa_tx_pending(c) &&
+	       !c->tx_held && c->tx_sent == c->tx_len && !c->tx_run.bv_len;
+}
+
+/* Have TCP copy up to @len octets of @from; return how many it took. */
+static u32 mpa_tx_copy_part(struct sock *sk, struct iov_iter *from, u32 len,
+			    bool more)
+{
+	struct msghdr msg = {
+		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL | (more ? MSG_MORE : 0),
+	};
+	int took;
+
+	msg.msg_iter = *from;
+	iov_iter_truncate(&msg.msg_iter, len);
+	took = mpa_tcp_sendmsg(sk, &msg, len);
+	if (took <= 0)
+		return 0;
+	iov_iter_advance(from, took);
+	return took;
+}
+
+static u32 mpa_tx_copy_kvec(struct sock *sk, void *buf, u32 len, bool more)
+{
+	struct kvec kv = { .iov_base = buf, .iov_len = len };
+	struct iov_iter it;
+
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
+	return mpa_tx_copy_part(sk, &it, len, more);
+}
+
+/*
+ * Send the ULPDU of @len octets from @from by the copy path, when
+ * mpa_tx_copy_ok(). TCP copies what it has room and memory for; the rest
+ * of a started FPDU becomes a queued record, as any FPDU TCP cannot take
+ * now. A buffer that faults is left to the record path (which reports
+ * EFAULT with nothing sent), checked before the first octet goes: only a
+ * buffer unmapped during the call makes an FPDU that TCP has begun
+ * impossible to end, and the connection is reset then (mpa_conn_abort()).
+ *
+ * Return: 1 when the FPDU is accepted (taken by TCP, or its rest queued),
+ * 0 when this path does not apply (nothing done), or a negative errno.
+ */
+static int mpa_tx_copy(struct mpa_conn *c, struct iov_iter *from, u32 len)
+{
+	u8 head[MPA_HDR_SIZE], tail[3 + MPA_CRC_SIZE] = {};
+	struct mpa_fpdu_layout lo;
+	struct sock *sk = c->sk;
+	struct mpa_tx_rec *r;
+	u32 took, n = 0;
+	int ret;
+
+	mpa_fpdu_layout(&lo, c->tx_pos, c->params.tx_markers, len);
+	if (!mpa_tx_copy_ok(c, &lo) || fault_in_iov_iter_readable(from, len))
+		return 0;
+	mpa_tx_align(c, lo.span, NULL);
+	put_unaligned_be16(len, head);
+	took = mpa_tx_copy_kvec(sk, head, MPA_HDR_SIZE, true);
+	if (!took)
+		return 0;	/* nothing went: the record path */
+	if (took == MPA_HDR_SIZE) {
+		n = mpa_tx_copy_part(sk, from, len, true);
+		took += n;
+		if (n == len)
+			took += mpa_tx_copy_kvec(sk, tail, lo.pad + MPA_CRC_SIZE,
+						 false);
+	}
+	if (took == lo.span) {
+		mpa_tx_sent(c, &lo);
+		c->tx_pos += lo.span;
+		return 1;
+	}
+
+	/* The rest as a record: its whole image, TCP having the head */
+	iov_iter_revert(from, n);
+	r = mpa_tx_rec_new(c, len);
+	ret = r ? mpa_tx_rec_grow(c, r, r->lo.span) : -ENOMEM;
+	if (!ret)
+		ret = mpa_tx_rec_fill(r, from, true, false);
+	if (ret) {
+		if (r)
+			mpa_tx_rec_free(c, r);
+		mpa_conn_abort(c);
+		return ret;
+	}
+	/* TCP charged what it took itself */
+	mpa_tx_uncharge(c, r, took);
+	r->sent = took;
+	r->ulpdu_len = len;
+	list_add_tail(&r->list, &c->tx_queue);
+	c->tx_pos += r->len;
+	return 1;
+}
+
 /* Frame a whole ULPDU of @len octets in one pass and queue it. */
 static int mpa_tx_one(struct mpa_conn *c, struct iov_iter *from, u32 len)
 {
@@ -1170,6 +1280,8 @@ static int mpa_tx_one(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	int ret;
 
 	ret = mpa_tx_direct(c, from, len);
+	if (!ret)
+		ret = mpa_tx_copy(c, from, len);
 	if (ret)
 		return min(ret, 0);
 	r = mpa_tx_rec_new(c, len);

@@ -314,33 +314,36 @@ TEST_F(data, largest_and_too_large)
 /*
  * A send from memory that faults, part way through the ULPDU or at its
  * first octet: EFAULT, and nothing of it is queued or sent (the copy from
- * the caller may be made before the socket is locked: mpa_tx_prepare()).
- * The next ULPDU is the next one received, whole.
+ * the caller may be made before the socket is locked: mpa_tx_prepare();
+ * with CRCs and Markers off, a ULPDU above the MULPDU goes to TCP to copy,
+ * mpa_tx_copy()). The next ULPDU is the next one received, whole.
  */
 TEST_F(data, bad_buffer)
 {
-	static const size_t sizes[] = { 512, 5000 };
+	static const size_t sizes[] = { 512, 5000, 40000 };
 	long pg = sysconf(_SC_PAGESIZE);
-	uint8_t *m;
+	uint8_t *m, *hole;
 	int dir, fl;
 	size_t k;
 	ssize_t r;
 
-	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+	/* 16 pages, then a hole of one */
+	m = mmap(NULL, 17 * pg, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, m);
-	ASSERT_EQ(0, munmap(m + pg, pg));
-	memset(m, 0xa5, pg);
+	hole = m + 16 * pg;
+	ASSERT_EQ(0, munmap(hole, pg));
+	memset(m, 0xa5, 16 * pg);
 	d_prime(_metadata, self, variant);
 	for (dir = I2R; dir <= R2I; dir++) {
 		for (k = 0; k < ARRAY_SIZE(sizes); k++) {
 			/* its first half readable, then the hole */
 			EXPECT_EQ(-1, send(d_tx(self, dir),
-					   m + pg - sizes[k] / 2, sizes[k],
+					   hole - sizes[k] / 2, sizes[k],
 					   MSG_NOSIGNAL));
 			EXPECT_EQ(EFAULT, errno) TH_LOG("%zu", sizes[k]);
 		}
-		EXPECT_EQ(-1, send(d_tx(self, dir), m + pg, 100, MSG_NOSIGNAL));
+		EXPECT_EQ(-1, send(d_tx(self, dir), hole, 100, MSG_NOSIGNAL));
 		EXPECT_EQ(EFAULT, errno);
 		EXPECT_TRUE(t_nothing_pending(d_rx(self, dir)));
 		t_fill(tx_buf, 700, 77 + dir);
@@ -354,10 +357,10 @@ TEST_F(data, bad_buffer)
 		t_fill(tx_buf, 1500, 88 + dir);
 		EXPECT_EQ(1000, send(d_tx(self, dir), tx_buf, 1000,
 				     MSG_NOSIGNAL | MSG_MORE));
-		EXPECT_EQ(-1, send(d_tx(self, dir), m + pg - 300, 600,
+		EXPECT_EQ(-1, send(d_tx(self, dir), hole - 300, 600,
 				   MSG_NOSIGNAL | MSG_MORE));
 		EXPECT_EQ(EFAULT, errno);
-		EXPECT_EQ(-1, send(d_tx(self, dir), m + pg - 300, 600,
+		EXPECT_EQ(-1, send(d_tx(self, dir), hole - 300, 600,
 				   MSG_NOSIGNAL));
 		EXPECT_EQ(EFAULT, errno);
 		EXPECT_TRUE(t_nothing_pending(d_rx(self, dir)));
@@ -368,7 +371,7 @@ TEST_F(data, bad_buffer)
 		EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
 		EXPECT_BYTES(tx_buf, rx_buf, 1500);
 	}
-	munmap(m, pg);
+	munmap(m, 16 * pg);
 }
 
 /* A zero-length send with no ULPDU open: EINVAL, nothing on the wire. */
@@ -847,6 +850,51 @@ TEST_F(data, run_before_large_small_sndbuf)
 			EXPECT_BYTES(exp_buf, rx_buf, sizes[k]);
 		}
 	}
+}
+
+/*
+ * Large ULPDUs sent without waiting while the reader does not read: once
+ * the peer's window is full they wait in TCP's queue, until the send
+ * buffer is; TCP then takes only part of the last (it checks the buffer
+ * for each new skb: with CRCs and Markers off it copies the caller's
+ * octets itself, mpa_tx_copy(), and MPA queues the rest of the FPDU), and
+ * the next send fails with EAGAIN, having queued nothing. Every ULPDU
+ * accepted then arrives whole, in order, and the stream carries on.
+ */
+TEST_F(data, large_in_part_nonblocking)
+{
+	const size_t len = 40000;
+	int tx = self->i, rx = self->r, sndbuf = 32768, fl;
+	unsigned int round, sent, k, seed = 500;
+	ssize_t r;
+
+	d_prime(_metadata, self, variant);
+	ASSERT_EQ(0, setsockopt(tx, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf)));
+	for (round = 0; round < 4; round++) {
+		for (sent = 0;; sent++) {
+			ASSERT_GT(64U, sent) TH_LOG("never EAGAIN");
+			t_fill(tx_buf, len, seed + sent);
+			r = send(tx, tx_buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (r < 0)
+				break;
+			ASSERT_EQ((ssize_t)len, r);
+		}
+		EXPECT_EQ(EAGAIN, errno);
+		EXPECT_LT(0U, sent);
+		for (k = 0; k < sent; k++) {
+			t_fill(exp_buf, len, seed + k);
+			r = t_recv_flags(rx, rx_buf, T_BUF, 0, &fl);
+			ASSERT_EQ((ssize_t)len, r)
+				TH_LOG("round %u, ULPDU %u of %u: errno %d",
+				       round, k, sent, r < 0 ? errno : 0);
+			EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+			EXPECT_BYTES(exp_buf, rx_buf, len);
+		}
+		EXPECT_TRUE(t_nothing_pending(rx));
+		seed += sent;
+	}
+	one_ulpdu(_metadata, tx, rx, "after", 5);
 }
 
 /* Not readable until a whole ULPDU is there; poll() and epoll. */
