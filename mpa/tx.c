@@ -1212,12 +1212,18 @@ static u32 mpa_tx_copy_kvec(struct sock *sk, void *buf, u32 len, bool more)
 
 /*
  * Send the ULPDU of @len octets from @from by the copy path, when
- * mpa_tx_copy_ok(). TCP copies what it has room and memory for; the rest
- * of a started FPDU becomes a queued record, as any FPDU TCP cannot take
- * now. A buffer that faults is left to the record path (which reports
- * EFAULT with nothing sent), checked before the first octet goes: only a
- * buffer unmapped during the call makes an FPDU that TCP has begun
- * impossible to end, and the connection is reset then (mpa_conn_abort()).
+ * mpa_tx_copy_ok(). Its memory is reserved first (mpa_tx_takes_whole()),
+ * so that TCP does not stop part way for want of it: without, the record
+ * path queues the FPDU whole, charged, or waits for memory. TCP copies
+ * what its send buffer has room for; the rest of a started FPDU becomes a
+ * queued record, as any FPDU TCP cannot take now, charged to a socket
+ * that is over its send buffer then (which TCP's memory limits let go
+ * on). A buffer that faults is left to the record path (which reports
+ * EFAULT with nothing sent), checked before the first octet goes (the
+ * pages are touched, not pinned). An FPDU that TCP has begun and MPA
+ * cannot end (the buffer unmapped during the call, a fatal signal while
+ * a page is faulted in again, no memory for the record of the rest)
+ * resets the connection (mpa_conn_abort()).
  *
  * Return: 1 when the FPDU is accepted (taken by TCP, or its rest queued),
  * 0 when this path does not apply (nothing done), or a negative errno.
@@ -1232,7 +1238,8 @@ static int mpa_tx_copy(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	int ret;
 
 	mpa_fpdu_layout(&lo, c->tx_pos, c->params.tx_markers, len);
-	if (!mpa_tx_copy_ok(c, &lo) || fault_in_iov_iter_readable(from, len))
+	if (!mpa_tx_copy_ok(c, &lo) || fault_in_iov_iter_readable(from, len) ||
+	    !mpa_tx_takes_whole(sk, lo.span))
 		return 0;
 	mpa_tx_align(c, lo.span, NULL);
 	put_unaligned_be16(len, head);
@@ -1471,6 +1478,7 @@ static int mpa_tx_push_all(struct mpa_conn *c, bool closing)
 
 	while ((r = list_first_entry_or_null(&c->tx_queue, struct mpa_tx_rec,
 					     list))) {
+		struct mpa_tx_rec *next;
 		struct bio_vec bv[MPA_TX_CHUNKS];
 		struct msghdr msg = {};
 		u32 skip = r->sent, left = r->len - r->sent;
@@ -1500,7 +1508,14 @@ static int mpa_tx_push_all(struct mpa_conn *c, bool closing)
 			msg.msg_flags ^= MSG_SPLICE_PAGES | MSG_ZEROCOPY;
 			msg.msg_ubuf = r->uarg;
 		}
-		if (!list_is_last(&r->list, &c->tx_queue))
+		/*
+		 * More to come at once, unless the next record may have to
+		 * wait (mpa_tx_hand_whole()): TCP would hold this one's last
+		 * segment back for it until its probe timer
+		 */
+		next = list_is_last(&r->list, &c->tx_queue) ? NULL :
+		       list_next_entry(r, list);
+		if (next && (closing || !mpa_tx_fits_segment(c, &next->lo)))
 			msg.msg_flags |= MSG_MORE;
 		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, left);
 		ret = mpa_tcp_sendmsg(sk, &msg, left);

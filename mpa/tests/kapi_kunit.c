@@ -1273,6 +1273,11 @@ static void kapi_send_fill(struct kunit *test, struct mpa_conn *c,
 	KUNIT_EXPECT_EQ(test, want, mpa_ksend(c, &bv, 1, len, tx));
 }
 
+static void kapi_free_pages4(void *page)
+{
+	__free_pages(page, 4);
+}
+
 static struct page *kapi_pages1(struct kunit *test)
 {
 	struct page *page = alloc_pages(GFP_KERNEL | __GFP_COMP, 1);
@@ -1297,12 +1302,16 @@ static struct page *kapi_pages1(struct kunit *test)
  * stream intact. With @fits the socket has the FPDU's own octets left
  * besides, not a new skb's head: MPA queues the FPDU, charged to them,
  * and its push must not hand TCP the 100 octets either (TCP would put
- * the FPDU's head in a segment of its own, the rest in the next). The
- * send buffer is locked large, so that the limit's "a socket over its
- * send buffer may go on" rule does not apply. The limits are global: for
- * a test guest only, as KUnit is.
+ * the FPDU's head in a segment of its own, the rest in the next). With
+ * @big CRCs are off and the last ULPDU is longer than a segment, for TCP
+ * to copy (mpa_tx_copy()): TCP must not begin it either, for MPA, refused
+ * the memory of the rest, would have to reset the connection. The send
+ * buffer is locked large, so that the limit's "a socket over its send
+ * buffer may go on" rule does not apply. The limits are global: for a
+ * test guest only, as KUnit is.
  */
-static void kapi_send_mem_limit_on(struct kunit *test, bool zc, bool fits)
+static void kapi_send_mem_limit_on(struct kunit *test, bool zc, bool fits,
+				   bool big)
 {
 	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
 	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
@@ -1311,15 +1320,43 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc, bool fits)
 	long *mem = sk->sk_prot->sysctl_mem, saved[3];
 	struct page *page = kapi_pages1(test), *zpage = kapi_pages1(test);
 	int delta, i, extra = 0, n = zc ? 2 : 3;
+	struct mpa_kparams pi = kapi_initiator, pr = kapi_responder;
+	struct net *net = sock_net(sk);
+	struct mpa_net_policy pol, saved_pol;
+	struct page *cpage = page;
 	struct mpa_fpdu_layout lo;
 	struct sk_buff *tail;
 	struct mpa_conn *ci;
-	u32 seq;
-
-	mpa_fpdu_layout(&lo, 0, false, 1000);
+	u32 seq, clen = 1000;
 
 	/* no Markers: the zero-copy ULPDU goes whole, not copied */
-	ci = kapi_full_no_markers(test, pair, ei, er);
+	pi.markers = false;
+	pr.markers = false;
+	if (big) {
+		pi.no_crc = true;
+		pr.no_crc = true;
+		mpa_net_policy(net, &saved_pol);
+		pol = saved_pol;
+		pol.crc_off_allowed = true;
+		mpa_net_policy_set(net, &pol);
+	}
+	kapi_attach(test, pair->server, &pr, er);
+	ci = kapi_attach(test, pair->client, &pi, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+	if (big) {
+		mpa_net_policy_set(net, &saved_pol);
+		KUNIT_ASSERT_FALSE(test, ci->params.crc);
+		cpage = alloc_pages(GFP_KERNEL | __GFP_COMP, 4);
+		KUNIT_ASSERT_NOT_NULL(test, cpage);
+		KUNIT_ASSERT_EQ(test, 0,
+				kunit_add_action_or_reset(test,
+							  kapi_free_pages4,
+							  cpage));
+		clen = READ_ONCE(tcp_sk(sk)->mss_cache) + 1000;
+		KUNIT_ASSERT_LE(test, clen, (u32)MPA_MAX_ULPDU);
+	}
+	mpa_fpdu_layout(&lo, 0, false, clen);
 	ei->tx.done = kapi_tx_done;
 	tcp_sock_set_cork(sk, true);
 	if (zc) {
@@ -1374,7 +1411,7 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc, bool fits)
 	 * Refused whole; with @zc the memory left after the skb's charge
 	 * still holds the FPDU: MPA keeps it, for TCP once there is memory.
 	 */
-	kapi_send_fill(test, ci, page, 1000, 'C', NULL,
+	kapi_send_fill(test, ci, cpage, clen, 'C', NULL,
 		       zc || fits ? 0 : -ENOMEM);
 
 	lock_sock(sk);
@@ -1393,14 +1430,14 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc, bool fits)
 	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
 
 	if (!zc && !fits)
-		kapi_send_fill(test, ci, page, 1000, 'C', NULL, 0);
+		kapi_send_fill(test, ci, cpage, clen, 'C', NULL, 0);
 	tcp_sock_set_cork(sk, false);
 	for (i = 0; i < n; i++)
 		KUNIT_ASSERT_TRUE(test, kapi_wait(&er->ulpdu));
 	KUNIT_EXPECT_EQ(test, n, er->ulpdus);
-	KUNIT_EXPECT_EQ(test, 1000U, er->got_len);
+	KUNIT_EXPECT_EQ(test, clen, er->got_len);
 	KUNIT_EXPECT_EQ(test, 'C', (int)er->got[0]);
-	KUNIT_EXPECT_EQ(test, 'C', (int)er->got[999]);
+	KUNIT_EXPECT_EQ(test, 'C', (int)er->got[clen - 1]);
 	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
 	KUNIT_EXPECT_FALSE(test, completion_done(&er->error));
 	if (zc)
@@ -1409,17 +1446,22 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc, bool fits)
 
 static void kapi_send_mem_limit(struct kunit *test)
 {
-	kapi_send_mem_limit_on(test, false, false);
+	kapi_send_mem_limit_on(test, false, false, false);
 }
 
 static void kapi_send_mem_limit_zc(struct kunit *test)
 {
-	kapi_send_mem_limit_on(test, true, false);
+	kapi_send_mem_limit_on(test, true, false, false);
 }
 
 static void kapi_send_mem_limit_queued(struct kunit *test)
 {
-	kapi_send_mem_limit_on(test, false, true);
+	kapi_send_mem_limit_on(test, false, true, false);
+}
+
+static void kapi_send_mem_limit_large(struct kunit *test)
+{
+	kapi_send_mem_limit_on(test, false, false, true);
 }
 
 /* skbs of @sk, sent or not, that hold octets of [@from, @to) */
@@ -1565,6 +1607,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_send_mem_limit),
 	KUNIT_CASE(kapi_send_mem_limit_zc),
 	KUNIT_CASE(kapi_send_mem_limit_queued),
+	KUNIT_CASE(kapi_send_mem_limit_large),
 	KUNIT_CASE(kapi_send_many_frags),
 	KUNIT_CASE(kapi_send_compound_zc),
 	{}
