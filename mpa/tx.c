@@ -410,6 +410,44 @@ static struct mpa_tx_rec *mpa_tx_rec_new(struct mpa_conn *c, u32 len)
 	return r;
 }
 
+/*
+ * A record of the whole FPDU of the ULPDU of @len octets copied from
+ * @from, not queued yet. Return: it, or an ERR_PTR() with nothing kept.
+ */
+static struct mpa_tx_rec *mpa_tx_rec_framed(struct mpa_conn *c,
+					    struct iov_iter *from, u32 len)
+{
+	struct mpa_tx_rec *r = mpa_tx_rec_new(c, len);
+	int ret;
+
+	if (!r)
+		return ERR_PTR(-ENOMEM);
+	ret = mpa_tx_rec_grow(c, r, r->lo.span);
+	if (!ret)
+		ret = mpa_tx_rec_fill(r, from, true, mpa_tx_crc_on(c));
+	if (ret) {
+		mpa_tx_rec_free(c, r);
+		return ERR_PTR(ret);
+	}
+	return r;
+}
+
+/*
+ * Queue @r, the FPDU of a ULPDU of @ulpdu_len octets at the current stream
+ * position, TCP having taken its first @took octets already (and charged
+ * them itself).
+ */
+static void mpa_tx_rec_queue(struct mpa_conn *c, struct mpa_tx_rec *r,
+			     u32 ulpdu_len, u32 took)
+{
+	if (took)
+		mpa_tx_uncharge(c, r, took);
+	r->sent = took;
+	r->ulpdu_len = ulpdu_len;
+	list_add_tail(&r->list, &c->tx_queue);
+	c->tx_pos += r->len;
+}
+
 /* Wire octets of @r's pages from @off on: how many skb fragments they take. */
 static unsigned int mpa_tx_rec_frags(const struct mpa_tx_rec *r, u32 off)
 {
@@ -808,12 +846,7 @@ static int mpa_tx_queue_image(struct mpa_conn *c,
 		mpa_tx_rec_free(c, r);
 		return ret;
 	}
-	/* TCP charged what it took itself */
-	mpa_tx_uncharge(c, r, took);
-	r->sent = took;
-	r->ulpdu_len = lo->ulpdu_len;
-	list_add_tail(&r->list, &c->tx_queue);
-	c->tx_pos += lo->span;
+	mpa_tx_rec_queue(c, r, lo->ulpdu_len, took);
 	return 0;
 }
 
@@ -882,7 +915,7 @@ static bool mpa_tx_takes_whole(struct sock *sk, u32 len)
  * that head in a segment of its own (R-4.5-5). So reserve the memory
  * first (mpa_tx_takes_whole()); failing that, wait for the next ACK,
  * which frees memory and calls sk_write_space() (SOCK_NOSPACE). With
- * nothing in flight no ACK comes: hand them anyway, and TCP takes what
+ * TCP's queues empty no ACK comes: hand them anyway, and TCP takes what
  * its progress guarantee lets it. So too when @closing (mpa_tx_flush()):
  * everything goes to TCP then, whole or not.
  * @c: the connection, its queued octets uncounted (mpa_tx_uncount())
@@ -1230,12 +1263,12 @@ static u32 mpa_tx_copy_kvec(struct sock *sk, void *buf, u32 len, bool more)
  */
 static int mpa_tx_copy(struct mpa_conn *c, struct iov_iter *from, u32 len)
 {
+	/* PAD (at most 3 octets) and CRC field: zeroes */
 	u8 head[MPA_HDR_SIZE], tail[3 + MPA_CRC_SIZE] = {};
 	struct mpa_fpdu_layout lo;
 	struct sock *sk = c->sk;
 	struct mpa_tx_rec *r;
 	u32 took, n = 0;
-	int ret;
 
 	mpa_fpdu_layout(&lo, c->tx_pos, c->params.tx_markers, len);
 	if (!mpa_tx_copy_ok(c, &lo) || fault_in_iov_iter_readable(from, len) ||
@@ -1261,22 +1294,12 @@ static int mpa_tx_copy(struct mpa_conn *c, struct iov_iter *from, u32 len)
 
 	/* The rest as a record: its whole image, TCP having the head */
 	iov_iter_revert(from, n);
-	r = mpa_tx_rec_new(c, len);
-	ret = r ? mpa_tx_rec_grow(c, r, r->lo.span) : -ENOMEM;
-	if (!ret)
-		ret = mpa_tx_rec_fill(r, from, true, false);
-	if (ret) {
-		if (r)
-			mpa_tx_rec_free(c, r);
+	r = mpa_tx_rec_framed(c, from, len);
+	if (IS_ERR(r)) {
 		mpa_conn_abort(c);
-		return ret;
+		return PTR_ERR(r);
 	}
-	/* TCP charged what it took itself */
-	mpa_tx_uncharge(c, r, took);
-	r->sent = took;
-	r->ulpdu_len = len;
-	list_add_tail(&r->list, &c->tx_queue);
-	c->tx_pos += r->len;
+	mpa_tx_rec_queue(c, r, len, took);
 	return 1;
 }
 
@@ -1291,19 +1314,10 @@ static int mpa_tx_one(struct mpa_conn *c, struct iov_iter *from, u32 len)
 		ret = mpa_tx_copy(c, from, len);
 	if (ret)
 		return min(ret, 0);
-	r = mpa_tx_rec_new(c, len);
-	if (!r)
-		return -ENOMEM;
-	ret = mpa_tx_rec_grow(c, r, r->lo.span);
-	if (!ret)
-		ret = mpa_tx_rec_fill(r, from, true, mpa_tx_crc_on(c));
-	if (ret) {
-		mpa_tx_rec_free(c, r);
-		return ret;
-	}
-	r->ulpdu_len = len;
-	list_add_tail(&r->list, &c->tx_queue);
-	c->tx_pos += r->len;
+	r = mpa_tx_rec_framed(c, from, len);
+	if (IS_ERR(r))
+		return PTR_ERR(r);
+	mpa_tx_rec_queue(c, r, len, 0);
 	return 0;
 }
 
@@ -1423,9 +1437,7 @@ int mpa_tx_pages(struct mpa_conn *c, const struct bio_vec *bv,
 		ret = -E2BIG;
 	if (!ret) {
 		r->uarg = uarg;
-		r->ulpdu_len = len;
-		list_add_tail(&r->list, &c->tx_queue);
-		c->tx_pos += r->len;
+		mpa_tx_rec_queue(c, r, len, 0);
 		return 0;
 	}
 	mpa_tx_rec_free(c, r);
