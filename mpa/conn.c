@@ -637,19 +637,22 @@ void mpa_conn_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum,
 	c->err.reason = reason;
 	c->err.errnum = errnum;
 	/*
-	 * State and error first: a poller woken by our FIN must already see
-	 * EPOLLERR and the failure, not a bare EPOLLHUP. Release: a reader
-	 * without the lock that sees FAILED sees c->err (mpa_stream_errno()).
+	 * A TCP closed already (a reset, its timeout) told its own error,
+	 * which may have been read (SO_ERROR): not another.
+	 */
+	if (close && !sk->sk_err && READ_ONCE(sk->sk_state) != TCP_CLOSE)
+		WRITE_ONCE(sk->sk_err, errnum);
+	if (close)
+		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SHUTDOWN_MASK);
+	/*
+	 * State, error and shutdown before our FIN: a poller woken by it
+	 * must see EPOLLERR and the failure, not a bare EPOLLHUP. The state
+	 * last, with release: a reader without the lock that sees FAILED
+	 * sees c->err (mpa_stream_errno()), and the error and shutdown that
+	 * tcp_poll() may have read before them (mpa_poll_mask()).
 	 */
 	smp_store_release(&c->state, MPA_STATE_FAILED);
 	if (close) {
-		/*
-		 * A TCP closed already (a reset, its timeout) told its own
-		 * error, which may have been read (SO_ERROR): not another
-		 */
-		if (!sk->sk_err && READ_ONCE(sk->sk_state) != TCP_CLOSE)
-			WRITE_ONCE(sk->sk_err, errnum);
-		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SHUTDOWN_MASK);
 		c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
 		/*
 		 * What TCP did not take of our frame can never follow the FIN:

@@ -477,6 +477,11 @@ bool mpa_startup_finished(const struct mpa_conn *c);
 void mpa_startup_release(struct mpa_conn *c);
 void mpa_startup_expired(struct mpa_conn *c);
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* sock.c: readiness */
+__poll_t mpa_poll_mask(struct mpa_conn *c, __poll_t mask);
+#endif
+
 /* rx.c: receiving FPDUs (RFC 5044 sections 4, 5 and 8) */
 int mpa_rxq_peek(struct sock *sk, u32 off, void *buf, u32 len);
 void mpa_rxq_consume(struct sock *sk, u32 n);

@@ -5,6 +5,7 @@
  * TCP's with the calls MPA must see replaced. Options at SOL_MPA configure
  * and run the startup phase; every other level still reaches TCP and IP.
  */
+#include <kunit/visibility.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
@@ -859,14 +860,11 @@ static int mpa_mmap(struct file *file, struct socket *sock,
  * Readiness follows the startup phase: a Responder with a Request to judge
  * is readable; an Initiator's non-blocking MPA_START is over when the
  * socket is writable (Full Operation or rejected) or has an error, as for
- * connect().
+ * connect(). @mask is TCP's (tcp_poll()), read before MPA's state.
  */
-static __poll_t mpa_poll(struct file *file, struct socket *sock,
-			 struct poll_table_struct *wait)
+VISIBLE_IF_KUNIT __poll_t mpa_poll_mask(struct mpa_conn *c, __poll_t mask)
 {
-	struct mpa_conn *c = mpa_conn(sock->sk);
-	__poll_t mask = tcp_poll(file, sock, wait);
-	struct sock *sk = sock->sk;
+	struct sock *sk = c->sk;
 	/* REJECTED: before its Reply's length (mpa_conn_set_state()) */
 	u8 state = smp_load_acquire(&c->state);
 
@@ -899,11 +897,41 @@ static __poll_t mpa_poll(struct file *file, struct socket *sock,
 		break;
 	case MPA_STATE_REJECTED:
 		/* the stream goes on behind the whole Reply only */
+		/*
+		 * A refusal's error is set before the Reply counts as out
+		 * (mpa_startup_frame_out()): tcp_poll() may have read it
+		 * before that.
+		 */
 		if (!mpa_startup_finished(c))
 			mask &= ~(EPOLLOUT | EPOLLWRNORM);
+		else if (READ_ONCE(sk->sk_err))
+			mask |= EPOLLERR;
+		break;
+	case MPA_STATE_FAILED:
+		/*
+		 * The error and the shutdown are set before FAILED is
+		 * published (mpa_conn_fail()), or before a Reply that goes
+		 * before the close (Appendix C.2.1) counts as out; until then
+		 * that close tells the failure.
+		 */
+		if (smp_load_acquire(&c->close_after_tx)) {
+			mask &= ~(EPOLLIN | EPOLLRDNORM | EPOLLOUT | EPOLLWRNORM);
+			break;
+		}
+		if (READ_ONCE(sk->sk_err))
+			mask |= EPOLLERR;
+		if (READ_ONCE(sk->sk_shutdown) == SHUTDOWN_MASK)
+			mask |= EPOLLHUP;
 		break;
 	}
 	return mask;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_poll_mask);
+
+static __poll_t mpa_poll(struct file *file, struct socket *sock,
+			 struct poll_table_struct *wait)
+{
+	return mpa_poll_mask(mpa_conn(sock->sk), tcp_poll(file, sock, wait));
 }
 
 /*

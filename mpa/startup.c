@@ -101,20 +101,33 @@ static void mpa_startup_end(struct mpa_conn *c)
 }
 
 /*
- * A Responder that refused with a Reply (refused_after_tx) tells its user
- * once the Reply is out, or cut short: as a refused connect() is told,
- * SO_ERROR and EPOLLERR; @keep_tcp: TCP's own error stays on the socket.
+ * Our frame is all out, or what is left of it dropped. A Responder that
+ * refused with a Reply (refused_after_tx) tells its user now, as a
+ * refused connect() is told: SO_ERROR and EPOLLERR. One that answered a
+ * frame it cannot take (close_after_tx, Appendix C.2.1) closes now.
+ * @keep_tcp: TCP's own error stays on the socket. What the user is told
+ * is set before the frame counts as out (tx_sent) and close_after_tx is
+ * cleared, with release: mpa_poll_mask() reads them the other way round.
  */
-static void mpa_startup_tell_refused(struct mpa_conn *c, bool keep_tcp)
+static void mpa_startup_frame_out(struct mpa_conn *c, bool keep_tcp)
 {
+	bool refused = c->refused_after_tx, close = c->close_after_tx;
 	struct sock *sk = c->sk;
 
-	if (!c->refused_after_tx)
-		return;
 	c->refused_after_tx = false;
-	if (!keep_tcp)
+	if ((refused || close) && !keep_tcp)
 		WRITE_ONCE(sk->sk_err, c->err.errnum);
-	sk_error_report(sk);
+	if (close)
+		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SHUTDOWN_MASK);
+	/* pairs with mpa_startup_finished() */
+	smp_store_release(&c->tx_sent, c->tx_len);
+	if (close) {
+		/* pairs with mpa_poll_mask() */
+		smp_store_release(&c->close_after_tx, false);
+		c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
+	}
+	if (refused || close)
+		sk_error_report(sk);
 }
 
 /*
@@ -140,16 +153,20 @@ static void mpa_startup_push_refused(struct mpa_conn *c)
 		mpa_conn_wake(c);
 		return;
 	}
+	if (state == MPA_STATE_FAILED && c->close_after_tx) {
+		/* Appendix C.2.1: the Reply could not go; close all the same */
+		mpa_startup_frame_out(c, !!sk->sk_err);
+		return;
+	}
 	if (state != MPA_STATE_REJECTED) {
 		/* TCP's own error stays on the socket (SO_ERROR) */
 		mpa_conn_fail(c, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
 			      ECONNRESET, true);
 		return;
 	}
-	WRITE_ONCE(c->tx_sent, c->tx_len);
 	c->reply_cut = true;
 	/* as when the Reply went, unless TCP has its own error to tell */
-	mpa_startup_tell_refused(c, !!sk->sk_err);
+	mpa_startup_frame_out(c, !!sk->sk_err);
 	mpa_conn_wake(c);
 }
 
@@ -198,22 +215,14 @@ void mpa_startup_push(struct mpa_conn *c)
 			mpa_startup_push_refused(c);
 			break;
 		}
-		WRITE_ONCE(c->tx_sent, c->tx_sent + ret);
 		c->stats.startup_octets_tx += ret;
-		if (c->tx_sent < c->tx_len)
+		if (c->tx_sent + ret < c->tx_len) {
+			WRITE_ONCE(c->tx_sent, c->tx_sent + ret);
 			continue;
+		}
 		/* SeqStart of our direction: the octet right behind the frame */
 		c->tx_seq_start = tcp_sk(sk)->write_seq;
-		mpa_startup_tell_refused(c, false);
-		if (c->close_after_tx) {
-			/* Appendix C.2.1: the Reply went out; now close. */
-			c->close_after_tx = false;
-			WRITE_ONCE(sk->sk_err, c->err.errnum);
-			WRITE_ONCE(sk->sk_shutdown,
-				   sk->sk_shutdown | SHUTDOWN_MASK);
-			c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
-			sk_error_report(sk);
-		}
+		mpa_startup_frame_out(c, false);
 		mpa_conn_wake(c);
 	}
 	mpa_startup_end(c);
@@ -345,12 +354,12 @@ static void mpa_request_in(struct mpa_conn *c)
 		/* Appendix C.2.1: answer with what we speak, then close */
 		len = mpa_reply_build(&st->neg, false, NULL, 0, st->tx_frame,
 				      sizeof(st->tx_frame));
+		/* before FAILED is published: mpa_poll_mask() */
+		WRITE_ONCE(c->close_after_tx, len >= 0);
 		mpa_conn_fail(c, MPA_ERR_STARTUP, st->neg.reason, EPROTO,
 			      len < 0);
-		if (len >= 0) {
-			c->close_after_tx = true;
+		if (len >= 0)
 			mpa_startup_send(c, len);
-		}
 		break;
 	default:
 		mpa_conn_fail(c, MPA_ERR_STARTUP, st->neg.reason, EPROTO, true);
@@ -721,7 +730,8 @@ bool mpa_startup_frame_received(const struct mpa_conn *c)
  */
 bool mpa_startup_finished(const struct mpa_conn *c)
 {
-	return READ_ONCE(c->tx_sent) == READ_ONCE(c->tx_len) ||
+	/* pairs with mpa_startup_frame_out(): its error is seen */
+	return smp_load_acquire(&c->tx_sent) == READ_ONCE(c->tx_len) ||
 	       mpa_conn_state(c) == MPA_STATE_FAILED;
 }
 

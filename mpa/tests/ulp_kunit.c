@@ -4,6 +4,7 @@
  * over loopback, IPv4 and IPv6.
  */
 #include <kunit/test.h>
+#include <linux/file.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/module.h>
@@ -239,6 +240,104 @@ static void mpa_ulp_reply_cut_frees_startup(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, st);
 }
 
+/*
+ * poll() while a startup fails: mpa_poll() reads TCP's readiness
+ * (tcp_poll()) before MPA's state, and mpa_conn_fail() may set the
+ * socket's error and shutdown between the two. A poller that then finds
+ * FAILED must tell the error, not the bare readiness TCP had before it
+ * (once in CI, selftest pair.ipv4.responder_responder: EPOLLIN | EPOLLOUT
+ * without EPOLLERR, state FAILED).
+ */
+static void mpa_ulp_poll_failed_stale_tcp(struct kunit *test)
+{
+	static const u8 zeros[20];	/* no Key: code 4 at once */
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kvec kv = { .iov_base = (void *)zeros, .iov_len = 20 };
+	struct socket *r = pair->server;
+	u32 role = MPA_ROLE_RESPONDER;
+	struct msghdr msg = {};
+	struct mpa_conn *c;
+	__poll_t mask;
+
+	KUNIT_ASSERT_EQ(test, 20, kernel_sendmsg(pair->client, &msg, &kv, 1,
+						 20));
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_attach(r));
+	c = mpa_conn(r->sk);
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_setopt(r, MPA_ROLE, &role,
+						 sizeof(role)));
+	KUNIT_EXPECT_EQ(test, -EPROTO, mpa_test_setopt(r, MPA_START, NULL, 0));
+	KUNIT_ASSERT_EQ(test, MPA_STATE_FAILED, (int)mpa_conn_state(c));
+	KUNIT_ASSERT_EQ(test, EPROTO, READ_ONCE(r->sk->sk_err));
+	/* what tcp_poll() told before the error: readable, writable */
+	mask = mpa_poll_mask(c, EPOLLIN | EPOLLRDNORM | EPOLLOUT |
+				EPOLLWRNORM);
+	KUNIT_EXPECT_TRUE_MSG(test, mask & EPOLLERR, "mask 0x%x",
+			      (__force u32)mask);
+	KUNIT_EXPECT_TRUE_MSG(test, mask & EPOLLHUP, "mask 0x%x",
+			      (__force u32)mask);
+}
+
+KUNIT_DEFINE_ACTION_WRAPPER(mpa_test_fput, fput, struct file *);
+
+static bool mpa_test_reply_out(const struct mpa_conn *c)
+{
+	/* pairs with mpa_startup_frame_out(): its error is seen */
+	return smp_load_acquire(&c->tx_sent) == READ_ONCE(c->tx_len);
+}
+
+/*
+ * The same for a Responder that refuses a Request by itself (no RTR type
+ * in common, R-7.1.2-5) after a non-blocking MPA_START: it tells the
+ * refusal once the Reply is out, as a refused connect() is told. The
+ * error is set before the Reply counts as out; a poller that finds it out
+ * must tell the error, not the bare readiness TCP had before it.
+ */
+static void mpa_ulp_poll_refused_stale_tcp(struct kunit *test)
+{
+	/* Rev 2, C and E; IRD 4 with peer-to-peer and Send, ORD 4 */
+	static const u8 req[24] =
+		"MPA ID Req Frame\x50\x02\x00\x04\xc0\x04\x00\x04";
+	struct mpa_enhanced enh = { .ird = 1, .ord = 1, .rtr = MPA_RTR_WRITE };
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kvec kv = { .iov_base = (void *)req, .iov_len = sizeof(req) };
+	unsigned long end = jiffies + 10 * HZ;
+	struct socket *r = pair->server;
+	u32 role = MPA_ROLE_RESPONDER;
+	struct msghdr msg = {};
+	struct mpa_conn *c;
+	struct file *file;
+	__poll_t mask;
+
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_attach(r));
+	c = mpa_conn(r->sk);
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_setopt(r, MPA_ROLE, &role,
+						 sizeof(role)));
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_setopt(r, MPA_ENHANCED, &enh,
+						 sizeof(enh)));
+	/* non-blocking: a file of its own, which releases the socket */
+	pair->server = NULL;
+	file = sock_alloc_file(r, O_NONBLOCK, NULL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, mpa_test_fput,
+							   file));
+	KUNIT_ASSERT_EQ(test, -EINPROGRESS,
+			mpa_test_setopt(r, MPA_START, NULL, 0));
+
+	KUNIT_ASSERT_EQ(test, (int)sizeof(req),
+			kernel_sendmsg(pair->client, &msg, &kv, 1,
+				       sizeof(req)));
+	while (!(READ_ONCE(r->sk->sk_err) && mpa_test_reply_out(c)) &&
+	       time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	KUNIT_ASSERT_EQ(test, MPA_STATE_REJECTED, (int)mpa_conn_state(c));
+	KUNIT_ASSERT_EQ(test, ECONNREFUSED, READ_ONCE(r->sk->sk_err));
+	KUNIT_ASSERT_TRUE(test, mpa_test_reply_out(c));
+	/* what tcp_poll() told before the error: writable */
+	mask = mpa_poll_mask(c, EPOLLOUT | EPOLLWRNORM);
+	KUNIT_EXPECT_TRUE_MSG(test, mask & EPOLLERR, "mask 0x%x",
+			      (__force u32)mask);
+}
+
 static struct kunit_case mpa_ulp_cases[] = {
 	KUNIT_CASE(mpa_ulp_attach_ipv4),
 	KUNIT_CASE(mpa_ulp_attach_ipv6),
@@ -250,6 +349,8 @@ static struct kunit_case mpa_ulp_cases[] = {
 	KUNIT_CASE(mpa_ulp_close_abort),
 	KUNIT_CASE_SLOW(mpa_ulp_close_graceful),
 	KUNIT_CASE(mpa_ulp_reply_cut_frees_startup),
+	KUNIT_CASE(mpa_ulp_poll_failed_stale_tcp),
+	KUNIT_CASE(mpa_ulp_poll_refused_stale_tcp),
 	{}
 };
 
