@@ -1243,22 +1243,35 @@ static void kapi_detach_in_ulpdu(struct kunit *test)
 
 /*
  * The pair's ends attached as kapi_initiator and kapi_responder, but
- * without Markers, and in Full Operation. Return: the Initiator's.
+ * without Markers, and in Full Operation; with @no_crc without CRCs too
+ * (the namespace's policy allows it for the startup only). Return: the
+ * Initiator's.
  */
 static struct mpa_conn *kapi_full_no_markers(struct kunit *test,
 					     struct mpa_test_pair *pair,
 					     struct kapi_end *ei,
-					     struct kapi_end *er)
+					     struct kapi_end *er, bool no_crc)
 {
 	struct mpa_kparams pi = kapi_initiator, pr = kapi_responder;
+	struct net *net = sock_net(pair->client->sk);
+	struct mpa_net_policy pol, saved;
 	struct mpa_conn *ci;
+	bool up;
 
 	pi.markers = false;
 	pr.markers = false;
+	pi.no_crc = no_crc;
+	pr.no_crc = no_crc;
+	mpa_net_policy(net, &saved);
+	pol = saved;
+	pol.crc_off_allowed |= no_crc;
+	mpa_net_policy_set(net, &pol);
 	kapi_attach(test, pair->server, &pr, er);
 	ci = kapi_attach(test, pair->client, &pi, ei);
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+	up = kapi_wait(&ei->established) && kapi_wait(&er->established);
+	mpa_net_policy_set(net, &saved);
+	KUNIT_ASSERT_TRUE(test, up);
+	KUNIT_ASSERT_EQ(test, !no_crc, ci->params.crc);
 	return ci;
 }
 
@@ -1320,9 +1333,6 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc, bool fits,
 	long *mem = sk->sk_prot->sysctl_mem, saved[3];
 	struct page *page = kapi_pages1(test), *zpage = kapi_pages1(test);
 	int delta, i, extra = 0, n = zc ? 2 : 3;
-	struct mpa_kparams pi = kapi_initiator, pr = kapi_responder;
-	struct net *net = sock_net(sk);
-	struct mpa_net_policy pol, saved_pol;
 	struct page *cpage = page;
 	struct mpa_fpdu_layout lo;
 	struct sk_buff *tail;
@@ -1330,23 +1340,8 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc, bool fits,
 	u32 seq, clen = 1000;
 
 	/* no Markers: the zero-copy ULPDU goes whole, not copied */
-	pi.markers = false;
-	pr.markers = false;
+	ci = kapi_full_no_markers(test, pair, ei, er, big);
 	if (big) {
-		pi.no_crc = true;
-		pr.no_crc = true;
-		mpa_net_policy(net, &saved_pol);
-		pol = saved_pol;
-		pol.crc_off_allowed = true;
-		mpa_net_policy_set(net, &pol);
-	}
-	kapi_attach(test, pair->server, &pr, er);
-	ci = kapi_attach(test, pair->client, &pi, ei);
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
-	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
-	if (big) {
-		mpa_net_policy_set(net, &saved_pol);
-		KUNIT_ASSERT_FALSE(test, ci->params.crc);
 		cpage = alloc_pages(GFP_KERNEL | __GFP_COMP, 4);
 		KUNIT_ASSERT_NOT_NULL(test, cpage);
 		KUNIT_ASSERT_EQ(test, 0,
@@ -1499,7 +1494,7 @@ static void kapi_send_many_frags(struct kunit *test)
 	int ret;
 	u32 end;
 
-	ci = kapi_full_no_markers(test, pair, ei, er);
+	ci = kapi_full_no_markers(test, pair, ei, er, false);
 	for (i = 0; i < ARRAY_SIZE(bv); i++) {
 		struct page *page = alloc_page(GFP_KERNEL);
 
@@ -1551,7 +1546,7 @@ static void kapi_send_compound_zc(struct kunit *test)
 	bool done;
 	int ret;
 
-	ci = kapi_full_no_markers(test, pair, ei, er);
+	ci = kapi_full_no_markers(test, pair, ei, er, false);
 	KUNIT_ASSERT_LE(test, (u32)ARRAY_SIZE(bv) * len + 8,
 			READ_ONCE(tcp_sk(sk)->mss_cache));
 	for (i = 0; i < ARRAY_SIZE(bv); i++) {

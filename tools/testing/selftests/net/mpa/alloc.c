@@ -525,27 +525,11 @@ static void al_thread_nosig(void)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 }
 
-/* TCP_INFO as far as tcpi_rcv_wnd (glibc's struct ends earlier) */
-struct al_tcp_info {
-	struct tcp_info base;
-	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
-	uint32_t segs_out, segs_in, notsent_bytes, min_rtt;
-	uint32_t data_segs_in, data_segs_out;
-	uint64_t delivery_rate, busy_time, rwnd_limited, sndbuf_limited;
-	uint32_t delivered, delivered_ce;
-	uint64_t bytes_sent, bytes_retrans;
-	uint32_t dsack_dups, reord_seen, rcv_ooopack, snd_wnd, rcv_wnd;
-};
-
-_Static_assert(offsetof(struct al_tcp_info, notsent_bytes) == 144 &&
-	       offsetof(struct al_tcp_info, snd_wnd) == 228,
-	       "struct tcp_info of Linux 6.12");
-
 /* One end's state, for the report of a stall */
 static int al_end_state(char *p, size_t size, const char *who, int fd)
 {
 	struct mpa_stats st = {};
-	struct al_tcp_info ti = {};
+	struct t_tcp_info ti = {};
 	socklen_t len = sizeof(ti);
 
 	mpa_getstruct(fd, MPA_STATS, &st, sizeof(st));

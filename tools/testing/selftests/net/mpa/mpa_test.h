@@ -3,6 +3,7 @@
 #ifndef _MPA_TEST_H
 #define _MPA_TEST_H
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -10,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -316,12 +318,36 @@ static inline int t_wait_sleeping_in(pid_t tid, long nr, int ms)
 	}
 }
 
-/* TCP_INFO as far as tcpi_notsent_bytes (glibc's struct ends earlier). */
+/* TCP_INFO as far as tcpi_rcv_wnd (glibc's struct ends earlier). */
 struct t_tcp_info {
 	struct tcp_info base;
 	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
-	uint32_t segs_out, segs_in, notsent_bytes;
+	uint32_t segs_out, segs_in, notsent_bytes, min_rtt;
+	uint32_t data_segs_in, data_segs_out;
+	uint64_t delivery_rate, busy_time, rwnd_limited, sndbuf_limited;
+	uint32_t delivered, delivered_ce;
+	uint64_t bytes_sent, bytes_retrans;
+	uint32_t dsack_dups, reord_seen, rcv_ooopack, snd_wnd, rcv_wnd;
 };
+
+static_assert(offsetof(struct t_tcp_info, notsent_bytes) == 144 &&
+	      offsetof(struct t_tcp_info, snd_wnd) == 228,
+	      "struct tcp_info of Linux 6.12");
+
+/*
+ * The octets TCP socket @fd has taken from its writer: sent (once each)
+ * and not sent yet. -1 on error.
+ */
+static inline long long t_tcp_taken(int fd)
+{
+	struct t_tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, SOL_TCP, TCP_INFO, &ti, &len) || len < sizeof(ti))
+		return -1;
+	return (long long)(ti.bytes_sent - ti.bytes_retrans) +
+	       ti.notsent_bytes;
+}
 
 /*
  * Wait until the peer has acknowledged everything TCP socket @fd wrote,
