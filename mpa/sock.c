@@ -912,7 +912,9 @@ VISIBLE_IF_KUNIT __poll_t mpa_poll_mask(struct mpa_conn *c, __poll_t mask)
 		 * The error and the shutdown are set before FAILED is
 		 * published (mpa_conn_fail()), or before a Reply that goes
 		 * before the close (Appendix C.2.1) counts as out; until then
-		 * that close tells the failure.
+		 * that close tells the failure. tcp_poll() may have read them
+		 * before, and mpa_conn_flush() lifts SEND_SHUTDOWN for a
+		 * moment: a failed startup's TCP is shut down for good.
 		 */
 		if (smp_load_acquire(&c->close_after_tx)) {
 			mask &= ~(EPOLLIN | EPOLLRDNORM | EPOLLOUT | EPOLLWRNORM);
@@ -920,8 +922,7 @@ VISIBLE_IF_KUNIT __poll_t mpa_poll_mask(struct mpa_conn *c, __poll_t mask)
 		}
 		if (READ_ONCE(sk->sk_err))
 			mask |= EPOLLERR;
-		if (READ_ONCE(sk->sk_shutdown) == SHUTDOWN_MASK)
-			mask |= EPOLLHUP;
+		mask |= EPOLLHUP;
 		break;
 	}
 	return mask;
