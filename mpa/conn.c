@@ -208,6 +208,13 @@ struct mpa_conn *mpa_conn_create(struct sock *sk, gfp_t gfp)
 	c->sk_proto = sk->sk_prot;
 	c->state = MPA_STATE_STREAMING;
 	c->ino = sock_i_ino(sk);
+	c->dport = inet_sk(sk)->inet_dport;
+	if (sk->sk_family == AF_INET)
+		c->saddr.v4 = inet_sk(sk)->inet_saddr;
+#if IS_ENABLED(CONFIG_IPV6)
+	else
+		c->saddr.v6 = sk->sk_v6_rcv_saddr;
+#endif
 	/* the namespace's policy gives the defaults (mpa.rst, "Policy") */
 	mpa_net_policy(sock_net(sk), &np);
 	mpa_policy_default(&c->policy);
@@ -731,7 +738,8 @@ void mpa_conn_stats(const struct mpa_conn *c, struct mpa_stats *st)
 /**
  * mpa_conn_info() - describe the connection for the control plane
  * @c: the connection; any context, the socket need not be locked: the
- *	addresses are fixed once TCP is connected, the rest is a snapshot
+ *	addresses are fixed once TCP is connected (those a reset of MPA's own
+ *	clears are kept from the attach), the rest is a snapshot
  * @ci: filled in
  */
 void mpa_conn_info(const struct mpa_conn *c, struct mpa_conn_info *ci)
@@ -743,17 +751,17 @@ void mpa_conn_info(const struct mpa_conn *c, struct mpa_conn_info *ci)
 	ci->ino = c->ino;
 	ci->family = sk->sk_family;
 	if (sk->sk_family == AF_INET) {
-		ci->saddr4 = inet->inet_saddr;
+		ci->saddr4 = c->saddr.v4;
 		ci->daddr4 = inet->inet_daddr;
 	}
 #if IS_ENABLED(CONFIG_IPV6)
 	if (sk->sk_family == AF_INET6) {
-		ci->saddr6 = sk->sk_v6_rcv_saddr;
+		ci->saddr6 = c->saddr.v6;
 		ci->daddr6 = sk->sk_v6_daddr;
 	}
 #endif
 	ci->sport = inet->inet_sport;
-	ci->dport = inet->inet_dport;
+	ci->dport = c->dport;
 	ci->kernel = READ_ONCE(c->kernel);
 	ci->state = mpa_conn_state(c);
 	mpa_conn_result(c, &ci->res);

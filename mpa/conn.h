@@ -192,6 +192,10 @@ enum {
  * @net_id: its id among the namespace's connections (netns.c)
  * @net_linked: listed in the namespace, by @net_id
  * @ino: the socket's inode number, as ss shows it
+ * @dport: the peer's port, as at attach
+ * @saddr: the local address, as at attach (@saddr.v4 or @saddr.v6 by the
+ *	socket's family): a reset of MPA's own (tcp_disconnect()) clears
+ *	both on the socket, and the control plane still tells them
  * @events: MPA_EV_* bits for the worker
  * @work: runs the startup state machine in process context
  * @timer: the startup timeout; when to try again what found no memory
@@ -269,7 +273,12 @@ struct mpa_conn {
 	bool net_linked;
 	struct mpa_stats stats;
 	u32 net_id;
+	__be16 dport;
 	unsigned long ino;
+	union {
+		__be32 v4;
+		struct in6_addr v6;
+	} saddr;
 
 	unsigned long events;
 	struct work_struct work;

@@ -373,7 +373,10 @@ EXPORT_SYMBOL_GPL(mpa_kattach);
  * &struct mpa_ktx and what its done touches must live until then.
  * Calling it again does nothing more.
  *
- * Context: process context, from a callback of @c or not.
+ * Context: process context, from a callback of @c or not. Outside a
+ * callback, never with a lock held that a callback of @c takes: it waits
+ * for a callback running, as the release of the socket does, and that
+ * callback would wait for the lock.
  */
 void mpa_kdetach(struct mpa_conn *c)
 {
@@ -628,7 +631,9 @@ EXPORT_SYMBOL_GPL(mpa_ksend);
  * again with the same ULPDU, soon, from MPA's work item. Errors and the
  * peer's close found meanwhile are told then too (&mpa_kops.error).
  *
- * Context: any context.
+ * Context: any context, while the socket is not released: the consumer
+ * orders its calls (e.g. from a completion) before the release of the
+ * socket, which frees @c.
  */
 void mpa_kresume(struct mpa_conn *c)
 {

@@ -1608,6 +1608,32 @@ def events_closed_with_final_counters(t):
 
 
 @test
+def events_closed_by_reset_keep_addresses(t):
+    """A Responder that closes while its ULPDU is held (R-7.1.2-15) resets
+    the connection itself (tcp_disconnect(), which clears the peer's port,
+    and an unbound end's own address): its closed-ntf still names the
+    connection as it was, IPv4 and IPv6."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        ns = t.netns()
+        conn = mpa_pair(t, family=family, ns_i=ns)
+        lst = listener(t, ns)
+        want = conn_base(conn.r, 'responder', 'full')
+        conn.r.send(b'held')
+        conn.r.close()
+        try:
+            conn.i.recv(10)
+            raise Fail('recv() after the Responder\'s reset returned')
+        except OSError as e:
+            oserr(e, errno.ECONNRESET, 'recv() after the Responder\'s reset')
+        # the Initiator tells of the reset too (error-ntf)
+        evs = [m for n, m in events(lst, 2)
+               if n == 'closed-ntf' and m['ino'] == want['ino']]
+        eq(len(evs), 1, 'closed-ntf of the Responder')
+        got = {k: evs[0].get(k) for k in want}
+        eq(got, want, f'closed-ntf of a reset, family {int(family)}')
+
+
+@test
 def events_stay_in_their_netns(t):
     a, b = t.netns(), t.netns()
     la, lb, li = listener(t, a), listener(t, b), listener(t, INIT)
