@@ -550,8 +550,8 @@ static bool mpa_kpages_copy(const struct bio_vec *bv, u32 used)
  * sending; -ENOMEM without memory, or when TCP's memory limits (tcp_mem,
  * the memory cgroup) refuse more (try again later: no callback tells
  * when). A copied ULPDU whose head TCP took when MPA found no memory for
- * its tail resets the connection: -ENOMEM, and &mpa_kops.error follows
- * (after mpa_kresume() while delivery waits for it).
+ * its tail resets the connection: -ECONNRESET, and &mpa_kops.error
+ * follows (after mpa_kresume() while delivery waits for it).
  * Otherwise an error sent nothing; either way @tx->done does not run.
  */
 int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,

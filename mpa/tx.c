@@ -412,10 +412,15 @@ static struct mpa_tx_rec *mpa_tx_rec_new(struct mpa_conn *c, u32 len)
 
 /*
  * A record of the whole FPDU of the ULPDU of @len octets copied from
- * @from, not queued yet. Return: it, or an ERR_PTR() with nothing kept.
+ * @from, not queued yet. With @skip, TCP has the FPDU's first octets, up
+ * to ULPDU octet @skip (the copy path, without CRCs or Markers): they are
+ * never sent again (&mpa_tx_rec.sent), and only the rest is copied, @from
+ * being at ULPDU octet @skip. Return: it, or an ERR_PTR() with nothing
+ * kept.
  */
 static struct mpa_tx_rec *mpa_tx_rec_framed(struct mpa_conn *c,
-					    struct iov_iter *from, u32 len)
+					    struct iov_iter *from, u32 len,
+					    u32 skip)
 {
 	struct mpa_tx_rec *r = mpa_tx_rec_new(c, len);
 	int ret;
@@ -423,8 +428,15 @@ static struct mpa_tx_rec *mpa_tx_rec_framed(struct mpa_conn *c,
 	if (!r)
 		return ERR_PTR(-ENOMEM);
 	ret = mpa_tx_rec_grow(c, r, r->lo.span);
-	if (!ret)
+	if (!ret && !skip)
 		ret = mpa_tx_rec_fill(r, from, true, mpa_tx_crc_on(c));
+	if (!ret && skip) {
+		ret = mpa_tx_rec_fill(r, NULL, false, false);
+		if (!ret)
+			ret = mpa_tx_rec_copy_in(r, r->lo.hdr_off +
+						 MPA_HDR_SIZE + skip, from,
+						 len - skip, NULL);
+	}
 	if (ret) {
 		mpa_tx_rec_free(c, r);
 		return ERR_PTR(ret);
@@ -725,14 +737,16 @@ static bool mpa_tx_frags_over(const struct mpa_tx_rec *r, u32 len,
  * segment that is not aligned (its alignment share).
  *
  * The tail is also ended when it could not take all of the FPDU's page
- * fragments (TCP would start a new skb inside the FPDU), and when it holds
- * octets of the startup phase.
+ * fragments (TCP would start a new skb inside the FPDU; not with @copied,
+ * the copy path's FPDU, which TCP copies into its own page fragment, and
+ * which cannot be aligned anyway), and when it holds octets of the
+ * startup phase.
  *
  * The MSS is TCP's mss_cache (ambiguity A13): what TCP segments with,
  * unless it is sending SACK blocks.
  */
 static void mpa_tx_align(struct mpa_conn *c, u32 len,
-			 const struct mpa_tx_rec *r)
+			 const struct mpa_tx_rec *r, bool copied)
 {
 	struct sock *sk = c->sk;
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -747,7 +761,7 @@ static void mpa_tx_align(struct mpa_conn *c, u32 len,
 	frags = skb_shinfo(tail)->nr_frags;
 	if ((used && len > mss - used && len <= mss) ||
 	    (tail->len + len > mss && after(end, tcp_wnd_end(tp))) ||
-	    (frags && mpa_tx_frags_over(r, len, frags)) ||
+	    (frags && !copied && mpa_tx_frags_over(r, len, frags)) ||
 	    before(TCP_SKB_CB(tail)->seq, c->tx_seq_start))
 		TCP_SKB_CB(tail)->eor = 1;
 }
@@ -933,6 +947,18 @@ static bool mpa_tx_hand_whole(struct mpa_conn *c, u32 len, bool closing)
 }
 
 /*
+ * TCP has the head of an FPDU whose rest MPA cannot keep: the stream
+ * cannot go on, and the connection is reset (mpa_conn_abort()). The send
+ * fails with -ECONNRESET, never -ENOBUFS, which would have
+ * mpa_tx_sendmsg() wait for memory and try again.
+ */
+static int mpa_tx_abort(struct mpa_conn *c)
+{
+	mpa_conn_abort(c);
+	return -ECONNRESET;
+}
+
+/*
  * Hand TCP the FPDU of layout @lo whose whole wire image is @bv, when
  * mpa_tx_direct_ok(). TCP puts it whole in one skb (mpa_tx_align()) or,
  * lacking memory, takes none of it (mpa_tx_takes_whole()). What TCP did
@@ -958,7 +984,7 @@ static int mpa_tx_hand(struct mpa_conn *c, const struct mpa_fpdu_layout *lo,
 
 	took = 0;
 	if (mpa_tx_takes_whole(sk, lo->span)) {
-		mpa_tx_align(c, lo->span, NULL);
+		mpa_tx_align(c, lo->span, NULL, false);
 		msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
 		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, 1, lo->span);
 		took = mpa_tcp_sendmsg(sk, &msg, lo->span);
@@ -984,8 +1010,7 @@ static int mpa_tx_hand(struct mpa_conn *c, const struct mpa_fpdu_layout *lo,
 	 * for its tail; the charge itself finds what mpa_tx_takes_whole()
 	 * reserved. The peer learns with a reset that the stream ends there.
 	 */
-	mpa_conn_abort(c);
-	return ret;
+	return mpa_tx_abort(c);
 }
 
 /*
@@ -1099,7 +1124,7 @@ static int mpa_tx_run_flush(struct mpa_conn *c, bool closing)
 			mpa_tx_recount(c, queued);
 			return -EAGAIN;
 		}
-		mpa_tx_align(c, len, NULL);
+		mpa_tx_align(c, len, NULL, false);
 	}
 	msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, run, 1, len);
@@ -1246,17 +1271,18 @@ static u32 mpa_tx_copy_kvec(struct sock *sk, void *buf, u32 len, bool more)
 /*
  * Send the ULPDU of @len octets from @from by the copy path, when
  * mpa_tx_copy_ok(). Its memory is reserved first (mpa_tx_takes_whole()),
- * so that TCP does not stop part way for want of it: without, the record
- * path queues the FPDU whole, charged, or waits for memory. TCP copies
- * what its send buffer has room for; the rest of a started FPDU becomes a
- * queued record, as any FPDU TCP cannot take now, charged to a socket
- * that is over its send buffer then (which TCP's memory limits let go
- * on). A buffer that faults is left to the record path (which reports
- * EFAULT with nothing sent), checked before the first octet goes (the
- * pages are touched, not pinned). An FPDU that TCP has begun and MPA
- * cannot end (the buffer unmapped during the call, a fatal signal while
- * a page is faulted in again, no memory for the record of the rest)
- * resets the connection (mpa_conn_abort()).
+ * so that TCP seldom stops part way for want of it (an skb head more than
+ * reserved may be needed): without, the record path queues the FPDU
+ * whole, charged, or waits for memory. TCP copies what its send buffer
+ * has room for; the rest of a started FPDU becomes a queued record, as
+ * any FPDU TCP cannot take now, charged to a socket that is over its send
+ * buffer then (which TCP's memory limits let go on), with only the
+ * octets TCP did not take copied. A buffer that faults is left to the
+ * record path (which reports EFAULT with nothing sent), checked before
+ * the first octet goes (the pages are touched, not pinned). An FPDU that
+ * TCP has begun and MPA cannot end (its rest unmapped during the call, a
+ * fatal signal while a page is faulted in again, no memory for the record
+ * of the rest) resets the connection (mpa_tx_abort()).
  *
  * Return: 1 when the FPDU is accepted (taken by TCP, or its rest queued),
  * 0 when this path does not apply (nothing done), or a negative errno.
@@ -1274,7 +1300,7 @@ static int mpa_tx_copy(struct mpa_conn *c, struct iov_iter *from, u32 len)
 	if (!mpa_tx_copy_ok(c, &lo) || fault_in_iov_iter_readable(from, len) ||
 	    !mpa_tx_takes_whole(sk, lo.span))
 		return 0;
-	mpa_tx_align(c, lo.span, NULL);
+	mpa_tx_align(c, lo.span, NULL, true);
 	put_unaligned_be16(len, head);
 	took = mpa_tx_copy_kvec(sk, head, MPA_HDR_SIZE, true);
 	if (!took)
@@ -1292,13 +1318,10 @@ static int mpa_tx_copy(struct mpa_conn *c, struct iov_iter *from, u32 len)
 		return 1;
 	}
 
-	/* The rest as a record: its whole image, TCP having the head */
-	iov_iter_revert(from, n);
-	r = mpa_tx_rec_framed(c, from, len);
-	if (IS_ERR(r)) {
-		mpa_conn_abort(c);
-		return PTR_ERR(r);
-	}
+	/* The rest as a record, TCP having the head */
+	r = mpa_tx_rec_framed(c, from, len, n);
+	if (IS_ERR(r))
+		return mpa_tx_abort(c);
 	mpa_tx_rec_queue(c, r, len, took);
 	return 1;
 }
@@ -1314,7 +1337,7 @@ static int mpa_tx_one(struct mpa_conn *c, struct iov_iter *from, u32 len)
 		ret = mpa_tx_copy(c, from, len);
 	if (ret)
 		return min(ret, 0);
-	r = mpa_tx_rec_framed(c, from, len);
+	r = mpa_tx_rec_framed(c, from, len, 0);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 	mpa_tx_rec_queue(c, r, len, 0);
@@ -1512,7 +1535,7 @@ static int mpa_tx_push_all(struct mpa_conn *c, bool closing)
 			if (mpa_tx_fits_segment(c, &r->lo) &&
 			    !mpa_tx_hand_whole(c, r->len, closing))
 				break;
-			mpa_tx_align(c, r->len, r);
+			mpa_tx_align(c, r->len, r, false);
 		}
 		msg.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT | MSG_NOSIGNAL;
 		if (r->uarg) {
