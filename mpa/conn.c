@@ -643,14 +643,15 @@ void mpa_conn_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum,
 	c->err.code = code;
 	c->err.reason = reason;
 	c->err.errnum = errnum;
-	/*
-	 * A TCP closed already (a reset, its timeout) told its own error,
-	 * which may have been read (SO_ERROR): not another.
-	 */
-	if (close && !sk->sk_err && READ_ONCE(sk->sk_state) != TCP_CLOSE)
-		WRITE_ONCE(sk->sk_err, errnum);
-	if (close)
+	if (close) {
+		/*
+		 * A TCP closed already (a reset, its timeout) told its own
+		 * error, which may have been read (SO_ERROR): not another.
+		 */
+		if (!sk->sk_err && READ_ONCE(sk->sk_state) != TCP_CLOSE)
+			WRITE_ONCE(sk->sk_err, errnum);
 		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SHUTDOWN_MASK);
+	}
 	/*
 	 * State, error and shutdown before our FIN: a poller woken by it
 	 * must see EPOLLERR and the failure, not a bare EPOLLHUP. The state

@@ -896,9 +896,9 @@ VISIBLE_IF_KUNIT __poll_t mpa_poll_mask(struct mpa_conn *c, __poll_t mask)
 		mask |= EPOLLIN | EPOLLRDNORM;
 		break;
 	case MPA_STATE_REJECTED:
-		/* the stream goes on behind the whole Reply only */
 		/*
-		 * A refusal's error is set before the Reply counts as out
+		 * The stream goes on behind the whole Reply only. A refusal's
+		 * error is set before the Reply counts as out
 		 * (mpa_startup_frame_out()): tcp_poll() may have read it
 		 * before that.
 		 */
