@@ -313,9 +313,18 @@ static void mpa_reply_in(struct mpa_conn *c)
 static void mpa_request_in(struct mpa_conn *c)
 {
 	struct mpa_startup *st = c->st;
+	struct mpa_policy pol = c->policy;
 	int len;
 
-	mpa_negotiate_request(&c->policy, &c->peer, &st->neg);
+	/*
+	 * The revision set (MPA_REVISION, mpa_kparams.rev0) is the
+	 * Initiator's: a Responder answers by responder-revs and permissive
+	 * alone (mpa.rst). The core's Rev 0 Responder, an RDMA Consortium
+	 * one (Appendix C), is for its own tests.
+	 */
+	if (pol.rev == MPA_REVISION_0)
+		pol.rev = MPA_REVISION_1;
+	mpa_negotiate_request(&pol, &c->peer, &st->neg);
 	switch (st->neg.action) {
 	case MPA_NEG_ACCEPT:
 		/* not even told to the consumer: octets behind it (A6) */

@@ -462,6 +462,33 @@ TEST_F(pair, private_data_both_ways)
 	EXPECT_BYTES(a, got, sizeof(a));
 }
 
+/*
+ * MPA_REVISION is the Initiator's (mpa.rst): a Responder given 0 (set for
+ * both roles alike, or before the role changed) answers by the policy's
+ * responder-revs and by MPA_PERMISSIVE, as any Responder. A Rev 1 Request
+ * gets a Rev 1 Reply, Markers as asked: not the Rev 0 Reply, M=1 and C=1,
+ * of an RDMA Consortium Responder, which the Initiator refuses.
+ */
+TEST_F(pair, responder_revision_ignored)
+{
+	struct mpa_result res;
+
+	ASSERT_EQ(0, mpa_config(self->i, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(self->i, MPA_MARKERS, 0));
+	ASSERT_EQ(0, mpa_config(self->r, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(self->r, MPA_REVISION, 0));
+	ASSERT_EQ(0, mpa_set(self->r, MPA_MARKERS, 0));
+	accept_nonblocking(_metadata, self->i, self->r, NULL, 0);
+	EXPECT_MPA_STATE(self->i, MPA_STATE_FULL);
+	EXPECT_MPA_STATE(self->r, MPA_STATE_FULL);
+	t_get_result(_metadata, self->r, &res);
+	EXPECT_EQ(1, res.revision);
+	EXPECT_EQ(0, res.flags & (MPA_RESULT_TX_MARKERS |
+				  MPA_RESULT_RX_MARKERS));
+	t_get_result(_metadata, self->i, &res);
+	EXPECT_EQ(1, res.revision);
+}
+
 TEST_F(pair, rev2_private_data_both_ways)
 {
 	uint8_t a[MPA_V2_PRIVATE_DATA], b[MPA_V2_PRIVATE_DATA];
