@@ -543,7 +543,7 @@ static void mpa_conn_work(struct work_struct *work)
 	 */
 	expired = test_and_clear_bit(MPA_EV_TIMEOUT, &c->events);
 	mpa_startup_process(c);
-	if (expired && mpa_conn_in_startup(c)) {
+	if (expired && (mpa_conn_in_startup(c) || c->close_after_tx)) {
 		mpa_startup_expired(c);
 		mpa_startup_process(c);
 	}

@@ -57,26 +57,6 @@ static void mpa_startup_timer(struct mpa_conn *c)
 }
 
 /**
- * mpa_startup_expired() - the timer fired during the startup phase
- * @c: the connection, socket locked
- *
- * The startup timeout (R-7.1.2-21, R-7.1.2-25), or a retry of our frame
- * before it (mpa_startup_push()): then the timer waits for the timeout
- * again.
- */
-void mpa_startup_expired(struct mpa_conn *c)
-{
-	if (!c->st || !c->timeout_ms)
-		return;
-	/* a retry came first, or the timer was started again meanwhile */
-	if (time_before(jiffies, c->st->deadline)) {
-		timer_reduce(&c->timer, c->st->deadline);
-		return;
-	}
-	mpa_conn_fail(c, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT, ETIMEDOUT, true);
-}
-
-/**
  * mpa_startup_release() - free the startup object
  * @c: the connection, socket locked (or being freed)
  *
@@ -128,6 +108,32 @@ static void mpa_startup_frame_out(struct mpa_conn *c, bool keep_tcp)
 	}
 	if (refused || close)
 		sk_error_report(sk);
+}
+
+/**
+ * mpa_startup_expired() - the timer fired during the startup phase
+ * @c: the connection, socket locked
+ *
+ * The startup timeout (R-7.1.2-21, R-7.1.2-25), or a retry of our frame
+ * before it (mpa_startup_push()): then the timer waits for the timeout
+ * again. It also bounds the wait of a Reply that goes before the close
+ * (Appendix C.2.1, the startup failed already): a peer that reads
+ * nothing gets the close without the rest of it.
+ */
+void mpa_startup_expired(struct mpa_conn *c)
+{
+	if (!c->st || !c->timeout_ms)
+		return;
+	/* a retry came first, or the timer was started again meanwhile */
+	if (time_before(jiffies, c->st->deadline)) {
+		timer_reduce(&c->timer, c->st->deadline);
+		return;
+	}
+	if (c->close_after_tx) {
+		mpa_startup_frame_out(c, false);
+		return;
+	}
+	mpa_conn_fail(c, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT, ETIMEDOUT, true);
 }
 
 /*
@@ -367,8 +373,11 @@ static void mpa_request_in(struct mpa_conn *c)
 		WRITE_ONCE(c->close_after_tx, len >= 0);
 		mpa_conn_fail(c, MPA_ERR_STARTUP, st->neg.reason, EPROTO,
 			      len < 0);
-		if (len >= 0)
+		if (len >= 0) {
+			/* the timeout bounds the Reply's wait too */
+			mpa_startup_timer(c);
 			mpa_startup_send(c, len);
+		}
 		break;
 	default:
 		mpa_conn_fail(c, MPA_ERR_STARTUP, st->neg.reason, EPROTO, true);

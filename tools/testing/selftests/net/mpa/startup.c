@@ -1882,6 +1882,81 @@ TEST_F(raw, reject_blocking_cut_by_reset)
 }
 
 /*
+ * Send the plain stream @buf of @len octets again and again, from its
+ * start, on @fd (a send buffer of 8 KiB, non-blocking) until TCP refuses
+ * more with the peer's window shut (zero, all sent acknowledged: a window
+ * smaller than a segment is not enough, TCP's window probe would send
+ * into it and an ACK make room), so that no acknowledgment makes room:
+ * what is sent next waits behind it until the peer reads (MSG_EOR: it
+ * needs a new skb, which the full send buffer refuses). Return: the
+ * octets sent.
+ */
+static size_t stuff_stream(struct __test_metadata *_metadata, int fd,
+			   const uint8_t *buf, size_t len)
+{
+	long end = t_now_ms() + 3 * T_WAIT;
+	int sndbuf = 8192, unsent = 0;
+	struct t_tcp_info ti;
+	size_t sent = 0;
+	socklen_t tlen;
+	ssize_t r;
+
+	EXPECT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf)));
+	EXPECT_EQ(0, t_nonblock(fd));
+	for (;;) {
+		r = send(fd, buf + sent % len, len - sent % len,
+			 MSG_NOSIGNAL | MSG_EOR);
+		if (r > 0) {
+			sent += r;
+			continue;
+		}
+		EXPECT_EQ(EAGAIN, errno);
+		tlen = sizeof(ti);
+		EXPECT_EQ(0, getsockopt(fd, SOL_TCP, TCP_INFO, &ti, &tlen));
+		if (!ti.snd_wnd && !ti.base.tcpi_unacked)
+			break;
+		if (t_now_ms() > end) {
+			TH_LOG("%zu octets sent, the window still open", sent);
+			break;
+		}
+		/* No event says "the window closed": look again shortly. */
+		poll(NULL, 0, 5);
+	}
+	EXPECT_EQ(0, ioctl(fd, SIOCOUTQNSD, &unsent));
+	TH_LOG("%zu octets of the plain stream queued, %d not sent", sent,
+	       unsent);
+	return sent;
+}
+
+/*
+ * Appendix C.2.1 with a Reply that cannot go: a Responder that is not
+ * permissive answers a Rev 0 Request with a Rev 1 Reply, then closes; but
+ * the peer reads nothing, and TCP's send buffer is full of stream data
+ * sent before MPA_START. The startup's timeout bounds that wait too: the
+ * rest of the Reply is dropped, the FIN goes, and a poller hears of the
+ * failure (code 4, REV0, EPROTO). It heard nothing, and TCP stayed open.
+ */
+TEST_F(raw, rev0_reply_stuck_closes_at_timeout)
+{
+	static uint8_t fill[65536];
+	uint8_t req[T_HDR];
+	int ev;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_SHORT));
+	stuff_stream(_metadata, RESP, fill, sizeof(fill));
+	t_start_nonblock(_metadata, RESP);
+	t_frame(req, false, T_M | T_C, 0, NULL, 0);
+	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
+	ev = t_poll(RESP, POLLIN | POLLOUT, T_WAIT);
+	EXPECT_EQ(POLLERR | POLLHUP, ev & (POLLERR | POLLHUP))
+		TH_LOG("revents 0x%x, state %ld", ev, mpa_state(RESP));
+	EXPECT_MPA_STATE(RESP, MPA_STATE_FAILED);
+	EXPECT_MPA_ERROR(RESP, MPA_ERR_STARTUP, MPA_REASON_REV0, EPROTO);
+	EXPECT_EQ(EPROTO, t_so_error(RESP));
+}
+
+/*
  * A call made before MPA was attached is TCP's: MPA cannot count it, but
  * sends it back out of TCP all the same, with TCP's EPIPE, rather than let
  * it read the startup frames and FPDUs later.
@@ -2015,28 +2090,11 @@ TEST_F(raw, initiator_timeout_nonblocking)
 TEST_F(raw, initiator_timeout_behind_stream)
 {
 	static uint8_t out[1 << 16], in[1 << 16];
-	size_t sent = 0, got = 0;
-	int sndbuf = 8192, unsent;
+	size_t sent, got = 0;
 	ssize_t r;
 
-	ASSERT_EQ(0, setsockopt(INIT, SOL_SOCKET, SO_SNDBUF, &sndbuf,
-				sizeof(sndbuf)));
-	ASSERT_EQ(0, t_nonblock(INIT));
 	t_fill(out, sizeof(out), 4711);
-	/* until the peer's window is shut with octets of ours not sent */
-	for (;;) {
-		while ((r = send(INIT, out + sent % sizeof(out),
-				 sizeof(out) - sent % sizeof(out),
-				 MSG_NOSIGNAL)) > 0)
-			sent += r;
-		ASSERT_EQ(EAGAIN, errno);
-		ASSERT_EQ(0, ioctl(INIT, SIOCOUTQNSD, &unsent));
-		if (unsent > 0 && !(t_poll(INIT, POLLOUT, 0) & POLLOUT))
-			break;
-		t_poll(INIT, POLLOUT, T_WAIT);
-	}
-	TH_LOG("%zu octets of the plain stream queued, %d not sent", sent,
-	       unsent);
+	sent = stuff_stream(_metadata, INIT, out, sizeof(out));
 	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_SHORT));
 	ASSERT_EQ(-1, mpa_start(INIT));
 	ASSERT_EQ(EINPROGRESS, errno);
