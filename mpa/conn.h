@@ -314,6 +314,16 @@ static inline bool mpa_conn_full(const struct mpa_conn *c)
 }
 
 /*
+ * The errno of a TCP that closed under the startup (code 1): TCP's own (a
+ * reset, its timeout, an ICMP error it kept), as SO_ERROR tells it; for
+ * the peer's FIN, which has none, ECONNRESET.
+ */
+static inline int mpa_conn_tcp_errno(const struct mpa_conn *c)
+{
+	return READ_ONCE(c->hard_err) ?: ECONNRESET;
+}
+
+/*
  * May TCP's sendmsg be called for what MPA holds? While TCP is in a state
  * that sends. A reset or a timeout closes TCP (TCP_CLOSE) as it sets the
  * socket's error, which TCP's sendmsg would read and clear (sock_error())

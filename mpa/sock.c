@@ -313,7 +313,7 @@ static int mpa_opt_answer(struct mpa_conn *c, bool reject, sockptr_t optval,
 		return -c->err.errnum;
 	/* the reject stands, its Reply cut short: TCP's error, not taken */
 	if (c->reply_cut)
-		return -(READ_ONCE(c->hard_err) ?: ECONNRESET);
+		return -mpa_conn_tcp_errno(c);
 	return 0;
 }
 

@@ -167,7 +167,7 @@ static void mpa_startup_push_refused(struct mpa_conn *c)
 	if (state != MPA_STATE_REJECTED) {
 		/* TCP's own error stays on the socket (SO_ERROR) */
 		mpa_conn_fail(c, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
-			      ECONNRESET, true);
+			      mpa_conn_tcp_errno(c), true);
 		return;
 	}
 	c->reply_cut = true;
@@ -513,7 +513,7 @@ static void mpa_startup_rx(struct mpa_conn *c)
 			      MPA_SR_TRUNCATED, EPROTO, true);
 	else
 		mpa_conn_fail(c, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
-			      ECONNRESET, true);
+			      mpa_conn_tcp_errno(c), true);
 }
 
 /*
@@ -528,7 +528,7 @@ static void mpa_startup_check_waiting(struct mpa_conn *c)
 		return;
 	if (READ_ONCE(c->sk->sk_state) == TCP_CLOSE)
 		mpa_conn_fail(c, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
-			      ECONNRESET, true);
+			      mpa_conn_tcp_errno(c), true);
 }
 
 /**

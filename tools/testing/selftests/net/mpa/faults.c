@@ -1991,6 +1991,35 @@ TEST_F_TIMEOUT(unreach, startup, 180)
 }
 
 /*
+ * The Initiator's Request meets the lost route, which does not come back:
+ * TCP gives up (TCP_USER_TIMEOUT) with its own error, the ICMP error it
+ * kept or ETIMEDOUT. MPA_START fails with that error, code 1 (R-8-1), as
+ * SO_ERROR would tell it: not ECONNRESET, a reset that never came.
+ */
+TEST_F_TIMEOUT(unreach, startup_tcp_gives_up, 180)
+{
+	struct ur_start st = { .fd = self->i };
+	struct mpa_error_info e;
+	int ut = 2000;
+
+	ASSERT_EQ(0, t_mpa_options(self->i, MPA_ROLE_INITIATOR, false, true));
+	ASSERT_EQ(0, mpa_set(self->i, MPA_TIMEOUT, F_WAIT));
+	ASSERT_EQ(0, f_timeouts(self->i, F_WAIT));
+	ASSERT_EQ(0, setsockopt(self->i, SOL_TCP, TCP_USER_TIMEOUT, &ut,
+				sizeof(ut)));
+	ASSERT_EQ(0, ur_route_lost(self, variant));
+	ASSERT_EQ(0, pthread_create(&st.thr, NULL, ur_start_run, &st));
+	pthread_join(st.thr, NULL);
+	EXPECT_EQ(-1, st.ret);
+	EXPECT_TRUE(st.err == variant->err || st.err == ETIMEDOUT)
+		TH_LOG("errno %d (%s)", st.err, strerror(st.err));
+	EXPECT_MPA_STATE(self->i, MPA_STATE_FAILED);
+	ASSERT_EQ(0, mpa_getstruct(self->i, MPA_ERROR, &e, sizeof(e)));
+	EXPECT_EQ(MPA_ERR_TCP_CLOSED, e.code);
+	EXPECT_EQ(st.err, e.errnum);
+}
+
+/*
  * kmulpdu: our Initiator in namespace B, mpa_echo's Responder in ours,
  * a veth between. The MTU of both ends changes; after each change a few
  * ULPDUs of our MULPDU go to the module and come back, and both ends'
