@@ -454,15 +454,18 @@ void mpa_conn_hold_end(struct mpa_conn *c)
 }
 
 /**
- * mpa_conn_closed() - the socket is being closed: announce it, unlist it
+ * mpa_conn_closed() - the socket is being closed: unlist it, announce it
  * @c: the connection, socket locked
+ *
+ * Unlisted first: a dump or stats-get that a listener makes once the
+ * closed-ntf came no longer shows it (mpa.rst: it leaves the dump).
  */
 void mpa_conn_closed(struct mpa_conn *c)
 {
 	if (!READ_ONCE(c->net_linked))
 		return;
-	mpa_net_event(c, MPA_NET_CLOSED);
 	mpa_net_conn_del(c);
+	mpa_net_event(c, MPA_NET_CLOSED);
 }
 
 /**
