@@ -14,7 +14,6 @@
 #define T_TIMEOUT	8000
 #define T_SHORT		300
 #define T_WAIT		10000
-#define T_RACE_ROUNDS	300	/* failed_poll_sees_error */
 
 /*
  * Run the exchange: @i non-blocking initiator, @r blocking responder that
@@ -670,43 +669,6 @@ TEST_F(pair, responder_responder)
 		    eb.reason == MPA_REASON_TIMEOUT);
 	gave_up(_metadata, &ea);
 	gave_up(_metadata, &eb);
-}
-
-/*
- * A poller of a startup that fails sees EPOLLERR with whatever else it is
- * told. mpa_poll() reads TCP's error (tcp_poll()) before MPA's state, and
- * mpa_conn_fail() once published FAILED before it set the error: a poller
- * between the two was told FAILED's readiness (EPOLLIN | EPOLLOUT) alone
- * (responder_responder, once in CI). A race: many startups, each refused
- * at once for a frame that is no Request (code 4), with a poller that
- * never sleeps.
- */
-TEST_F(pair, failed_poll_sees_error)
-{
-	uint8_t zeros[T_HDR] = {};
-	int n, i, r, ev;
-	long end;
-
-	for (n = 0; n < T_RACE_ROUNDS; n++) {
-		ASSERT_EQ(0, mpa_tcp_pair(variant->family, &i, &r));
-		ASSERT_EQ(0, mpa_config(r, MPA_ROLE_RESPONDER, T_TIMEOUT));
-		t_start_nonblock(_metadata, r);
-		/* i is still a plain stream: the octets go as they are */
-		ASSERT_EQ((ssize_t)sizeof(zeros), t_send(i, zeros, sizeof(zeros)));
-		end = t_now_ms() + T_WAIT;
-		do
-			ev = t_poll(r, POLLIN | POLLOUT, 0);
-		while (!ev && t_now_ms() < end);
-		EXPECT_EQ(POLLERR, ev & POLLERR)
-			TH_LOG("round %d: revents 0x%x, state %ld", n, ev,
-			       mpa_state(r));
-		EXPECT_MPA_ERROR(r, MPA_ERR_STARTUP, MPA_REASON_BAD_KEY,
-				 EPROTO);
-		close(i);
-		close(r);
-		if (!(ev & POLLERR))
-			break;
-	}
 }
 
 /*
