@@ -62,6 +62,19 @@ void mpa_policy_default(struct mpa_policy *pol)
 }
 EXPORT_SYMBOL_IF_KUNIT(mpa_policy_default);
 
+/*
+ * RFC 6581's zero-length RDMA Read as the RTR takes an outbound Read of
+ * the Initiator (its ORD) and an inbound one of the Responder (its IRD):
+ * with either negotiated to 0 it could not be sent, and the connection
+ * would fail on its first message. @agreed: the Responder's IRD as agreed,
+ * the lesser of its own and the Initiator's ORD, which is also the
+ * Initiator's ORD as agreed.
+ */
+static bool mpa_rtr_read_ok(u16 agreed)
+{
+	return agreed;
+}
+
 /**
  * mpa_rtr_choose() - pick the one RTR type to use
  * @offered: mask of acceptable %MPA_RTR_* types
@@ -106,6 +119,9 @@ void mpa_request_frame(const struct mpa_policy *pol, struct mpa_frame *req)
 		req->ord = min_t(u16, pol->ord, MPA_IRD_ORD_MAX);
 		req->p2p = pol->p2p;
 		req->rtr = pol->p2p ? pol->rtr & MPA_RTR_ALL : 0;
+		/* no outbound Read: no Read for the RTR (mpa_rtr_read_ok()) */
+		if (!req->ord)
+			req->rtr &= ~MPA_RTR_READ;
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(mpa_request_frame);
@@ -144,7 +160,7 @@ void mpa_negotiate_request(const struct mpa_policy *pol,
 {
 	struct mpa_params *params = &neg->params;
 	struct mpa_frame *rep = &neg->reply;
-	u8 rtr;
+	u8 rtr, offered;
 
 	memset(neg, 0, sizeof(*neg));
 	rep->reply = true;
@@ -197,7 +213,10 @@ void mpa_negotiate_request(const struct mpa_policy *pol,
 		if (req->p2p) {
 			/* RFC 6581: A=1 in the Request needs A=1 back */
 			rep->p2p = true;
-			rtr = mpa_rtr_choose(req->rtr & pol->rtr);
+			offered = req->rtr & pol->rtr;
+			if (!mpa_rtr_read_ok(rep->ird))
+				offered &= ~MPA_RTR_READ;
+			rtr = mpa_rtr_choose(offered);
 			if (!rtr) {
 				/*
 				 * A well-formed Request we cannot accept:
@@ -308,7 +327,9 @@ void mpa_negotiate_reply(const struct mpa_policy *pol,
 			}
 			/* exactly one type, and one that was offered */
 			if (!rep->rtr || (rep->rtr & (rep->rtr - 1)) ||
-			    !(rep->rtr & req.rtr)) {
+			    !(rep->rtr & req.rtr) ||
+			    (rep->rtr == MPA_RTR_READ &&
+			     !mpa_rtr_read_ok(params->ord))) {
 				mpa_neg_fail(neg, MPA_NEG_CLOSE,
 					     MPA_SR_RTR_MISMATCH);
 				return;

@@ -467,6 +467,65 @@ static void rev2_reply_checks(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, neg.reason, MPA_SR_V2_MISMATCH);
 }
 
+/*
+ * A zero-length RDMA Read as the RTR needs a Read slot on both sides: with
+ * the Responder's IRD (or the Initiator's ORD) at 0 the Responder picks
+ * another offered type, or rejects for want of one; an Initiator with ORD
+ * 0 does not offer the Read, and refuses a Reply that picks it with IRD 0.
+ */
+static void rev2_read_rtr_needs_ird(struct kunit *test)
+{
+	struct mpa_frame rep = { .reply = true, .rev = 2, .enhanced = true,
+				 .p2p = true, .rtr = MPA_RTR_READ, .ord = 4 };
+	struct mpa_policy ipol, rpol;
+	struct mpa_negotiation neg;
+	struct exchange *x;
+
+	/* the Responder has no inbound Read: Send instead */
+	x = exchange_new(test, &ipol, &rpol);
+	p2p_policy(&ipol, MPA_RTR_READ | MPA_RTR_SEND);
+	rpol.ird = 0;
+	run_exchange(test, &ipol, &rpol, false, x);
+	KUNIT_ASSERT_EQ(test, x->resp.action, MPA_NEG_ACCEPT);
+	KUNIT_EXPECT_EQ(test, x->rep.rtr, MPA_RTR_SEND);
+	KUNIT_EXPECT_EQ(test, x->rep.ird, 0);
+	KUNIT_ASSERT_EQ(test, x->init.action, MPA_NEG_ACCEPT);
+	KUNIT_EXPECT_EQ(test, x->init.params.rtr, MPA_RTR_SEND);
+
+	/* only the Read offered: rejected, R=1 and no RTR type */
+	p2p_policy(&ipol, MPA_RTR_READ);
+	run_exchange(test, &ipol, &rpol, false, x);
+	KUNIT_EXPECT_EQ(test, x->resp.action, MPA_NEG_REPLY_REJECT);
+	KUNIT_EXPECT_EQ(test, x->resp.reason, MPA_SR_NO_RTR);
+	KUNIT_EXPECT_TRUE(test, x->rep.r);
+	KUNIT_EXPECT_EQ(test, x->rep.rtr, 0);
+	KUNIT_EXPECT_EQ(test, x->init.action, MPA_NEG_REJECTED);
+
+	/* an Initiator without outbound Reads offers Write and Send only */
+	mpa_policy_default(&rpol);
+	p2p_policy(&ipol, MPA_RTR_ALL);
+	ipol.ord = 0;
+	run_exchange(test, &ipol, &rpol, false, x);
+	KUNIT_EXPECT_EQ(test, x->req.rtr, MPA_RTR_WRITE | MPA_RTR_SEND);
+	KUNIT_EXPECT_EQ(test, x->init.params.rtr, MPA_RTR_WRITE);
+	p2p_policy(&ipol, MPA_RTR_READ | MPA_RTR_SEND);
+	ipol.ord = 0;
+	run_exchange(test, &ipol, &rpol, false, x);
+	KUNIT_EXPECT_EQ(test, x->req.rtr, MPA_RTR_SEND);
+	KUNIT_EXPECT_EQ(test, x->init.params.rtr, MPA_RTR_SEND);
+
+	/* a Reply picking the Read with IRD 0: refused */
+	p2p_policy(&ipol, MPA_RTR_READ | MPA_RTR_SEND);
+	mpa_negotiate_reply(&ipol, &rep, &neg);
+	KUNIT_EXPECT_EQ(test, neg.action, MPA_NEG_CLOSE);
+	KUNIT_EXPECT_EQ(test, neg.reason, MPA_SR_RTR_MISMATCH);
+	rep.ird = 1;
+	mpa_negotiate_reply(&ipol, &rep, &neg);
+	KUNIT_EXPECT_EQ(test, neg.action, MPA_NEG_ACCEPT);
+	KUNIT_EXPECT_EQ(test, neg.params.rtr, MPA_RTR_READ);
+	KUNIT_EXPECT_EQ(test, neg.params.ord, 1);
+}
+
 static void rev_mismatch(struct kunit *test)
 {
 	struct mpa_frame rep = { .reply = true, .rev = 2, .enhanced = true };
@@ -753,6 +812,7 @@ static struct kunit_case mpa_negotiate_cases[] = {
 	KUNIT_CASE_PARAM(rtr_preference, rtr_gen_params),
 	KUNIT_CASE(rev2_no_common_rtr),
 	KUNIT_CASE(rev2_reply_checks),
+	KUNIT_CASE(rev2_read_rtr_needs_ird),
 	KUNIT_CASE(rev_mismatch),
 	KUNIT_CASE(rev_unsupported),
 	KUNIT_CASE(reject_flow),
