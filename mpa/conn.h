@@ -314,13 +314,17 @@ static inline bool mpa_conn_full(const struct mpa_conn *c)
 }
 
 /*
- * The errno of a TCP that closed under the startup (code 1): TCP's own (a
- * reset, its timeout, an ICMP error it kept), as SO_ERROR tells it; for
- * the peer's FIN, which has none, ECONNRESET.
+ * The errno of a TCP that closed under the startup (code 1): when TCP gave
+ * up (its timeout, an ICMP error it kept), TCP's own, as SO_ERROR tells
+ * it; when the peer closed (its FIN, which has none, or a reset),
+ * ECONNRESET. TCP calls a reset after the peer's FIN EPIPE, which the
+ * startup's calls return for the local end's own shutdown(SHUT_WR).
  */
 static inline int mpa_conn_tcp_errno(const struct mpa_conn *c)
 {
-	return READ_ONCE(c->hard_err) ?: ECONNRESET;
+	int err = READ_ONCE(c->hard_err);
+
+	return err && err != EPIPE ? err : ECONNRESET;
 }
 
 /*

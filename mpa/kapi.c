@@ -416,11 +416,12 @@ static int mpa_kanswer(struct mpa_conn *c, bool reject, const void *pd,
  *
  * Context: process context, from a callback or not.
  * Return: 0, -EINVAL when no Request waits for an answer, -EMSGSIZE,
- * -ETIMEDOUT when the answer came too late, -ECONNRESET after a reset,
- * -EPROTO when the Initiator sent octets behind its Request (requirements
- * A6: no Reply goes) (&mpa_kops.error told each), -EPIPE after the
- * consumer's own kernel_sock_shutdown() of sending (the Request still
- * waits).
+ * -ETIMEDOUT when the answer came too late, -ECONNRESET after the peer's
+ * reset, TCP's own error when TCP gave up (its timeout: -ETIMEDOUT, or an
+ * ICMP error it kept), -EPROTO when the Initiator sent octets behind its
+ * Request (requirements A6: no Reply goes) (&mpa_kops.error told each,
+ * with the code that tells them apart), -EPIPE after the consumer's own
+ * kernel_sock_shutdown() of sending (the Request still waits).
  */
 int mpa_kaccept(struct mpa_conn *c, const void *pd, u32 pd_len)
 {

@@ -1018,6 +1018,27 @@ TEST_F(raw, responder_timeout_request_received)
 	EXPECT_EQ(ETIMEDOUT, errno);
 }
 
+/*
+ * The Initiator's FIN behind its Request, then its reset, while the Request
+ * is judged: TCP calls a reset in CLOSE_WAIT EPIPE, but the startup fails
+ * as for any reset (code 1, PEER_CLOSED, ECONNRESET), and a late answer
+ * gets ECONNRESET: EPIPE is for the Responder's own shutdown(SHUT_WR),
+ * after which the Request still waits.
+ */
+TEST_F(raw, responder_fin_then_reset_request_received)
+{
+	request_sent(_metadata, RESP, RAW_I, T_TIMEOUT, false);
+	ASSERT_EQ(0, shutdown(RAW_I, SHUT_WR));
+	mpa_close_abort(RAW_I);
+	RAW_I = -1;
+	EXPECT_EQ(POLLERR, t_poll(RESP, POLLOUT, T_WAIT) & POLLERR);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_FAILED);
+	EXPECT_MPA_ERROR(RESP, MPA_ERR_TCP_CLOSED, MPA_REASON_PEER_CLOSED,
+			 ECONNRESET);
+	EXPECT_EQ(-1, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	EXPECT_EQ(ECONNRESET, errno);
+}
+
 /* The peer closed TCP during the startup: MPA failed, nothing to read. */
 static void check_peer_closed(struct __test_metadata *_metadata, int m)
 {
