@@ -314,6 +314,20 @@ static inline bool mpa_conn_full(const struct mpa_conn *c)
 }
 
 /*
+ * A Responder's FPDUs are held until the Initiator's first valid FPDU
+ * (R-7.1.2-15). Once the receive half failed before it (a CRC or Marker
+ * error, an FPDU cut by a FIN) no valid FPDU can follow, and the hold
+ * never ends: sends fail with the receive error rather than queue FPDUs
+ * that could never go.
+ *
+ * Return: that errno, or 0 while the hold may still end (or there is none).
+ */
+static inline int mpa_conn_held_for_good(const struct mpa_conn *c)
+{
+	return READ_ONCE(c->tx_held) ? READ_ONCE(c->rx_err) : 0;
+}
+
+/*
  * The errno of a TCP that closed under the startup (code 1): when TCP gave
  * up (its timeout, an ICMP error it kept), TCP's own, as SO_ERROR tells
  * it; when the peer closed (its FIN, which has none, or a reset),

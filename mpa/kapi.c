@@ -414,7 +414,9 @@ static int mpa_kanswer(struct mpa_conn *c, bool reject, const void *pd,
  * The startup timeout (&mpa_kparams.timeout_ms) bounds how long the
  * Request waits for its answer too.
  *
- * Context: process context, from a callback or not.
+ * Context: process context, from a callback or not. Called outside one,
+ * it may run the callbacks that are due before it returns (&struct
+ * mpa_kops): the caller must not hold a lock that they take.
  * Return: 0, -EINVAL when no Request waits for an answer, -EMSGSIZE,
  * -ETIMEDOUT when the answer came too late, -ECONNRESET after the peer's
  * reset, TCP's own error when TCP gave up (its timeout: -ETIMEDOUT, or an
@@ -443,7 +445,9 @@ EXPORT_SYMBOL_GPL(mpa_kaccept);
  * callback follows on this side; the Initiator's &mpa_kops.error reports
  * a Responder's reject there.
  *
- * Context: process context, from a callback or not.
+ * Context: process context, from a callback or not. Called outside one,
+ * it may run the callbacks that are due before it returns (&struct
+ * mpa_kops): the caller must not hold a lock that they take.
  * Return: 0, -EINVAL when nothing waits for an answer (or Private Data
  * from an Initiator), -EISCONN once FPDUs went, -ENOTCONN when an
  * Initiator was told (&mpa_kops.error) that TCP was reset (or timed
@@ -543,12 +547,17 @@ static bool mpa_kpages_copy(const struct bio_vec *bv, u32 used)
  * the send buffer is full, mpa_ksend() fails with -EAGAIN, whatever the
  * state of the connection, until TCP has taken enough of it.
  *
- * Context: process context, from a callback or not.
+ * Context: process context, from a callback or not. Called outside one,
+ * it may run the callbacks that are due before it returns (&struct
+ * mpa_kops): the caller must not hold a lock that they take.
  * Return: 0 when queued (@tx->done will run, or ran); -EAGAIN when the
  * socket's send buffer is full (&mpa_kops.writable tells when to retry);
  * -EINVAL, -EMSGSIZE for a bad length or @bv; -EBUSY when @tx is still in
  * flight; -ENOTCONN before Full Operation; -EPIPE once TCP is closed for
- * sending; -ENOMEM without memory, or when TCP's memory limits (tcp_mem,
+ * sending; a Responder whose ULPDUs are still held when the receive half
+ * fails (&mpa_kops.error: code 2 or 3, or an FPDU cut by a FIN) gets
+ * that error's errno (-EBADMSG, -EPROTO): no valid FPDU can come to end
+ * the hold; -ENOMEM without memory, or when TCP's memory limits (tcp_mem,
  * the memory cgroup) refuse more (try again later: no callback tells
  * when). A copied ULPDU whose head TCP took when MPA found no memory for
  * its tail resets the connection: -ECONNRESET, and &mpa_kops.error
@@ -591,6 +600,8 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 		ret = -ENOTCONN;
 	} else if (!mpa_tcp_sends(sk) || (sk->sk_shutdown & SEND_SHUTDOWN)) {
 		ret = -EPIPE;
+	} else if (mpa_conn_held_for_good(c)) {
+		ret = -mpa_conn_held_for_good(c);
 	} else if (c->tx_open || !mpa_tx_room(c)) {
 		/* to be told of room, unless detached: no one to tell */
 		WRITE_ONCE(c->kwant_room, !!c->kops);
@@ -653,7 +664,9 @@ EXPORT_SYMBOL_GPL(mpa_kresume);
  * @res: filled in: revision (DDP needs it, RFC 5044 section 3), Markers
  *	each way, CRC, Rev 2's IRD/ORD and RTR type, the current MULPDU
  *
- * Context: process context, from a callback or not.
+ * Context: process context, from a callback or not. Called outside one,
+ * it may run the callbacks that are due before it returns (&struct
+ * mpa_kops): the caller must not hold a lock that they take.
  * Return: 0, or -ENOTCONN before Full Operation.
  */
 int mpa_kresult(struct mpa_conn *c, struct mpa_result *res)

@@ -886,6 +886,9 @@ VISIBLE_IF_KUNIT __poll_t mpa_poll_mask(struct mpa_conn *c, __poll_t mask)
 		else if (!READ_ONCE(sk->sk_err) &&
 			 !(READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN))
 			mask &= ~(EPOLLIN | EPOLLRDNORM);
+		/* a send fails at once then, whatever the room */
+		if (mpa_conn_held_for_good(c))
+			mask |= EPOLLOUT | EPOLLWRNORM;
 		break;
 	case MPA_STATE_AWAIT_REQUEST:
 	case MPA_STATE_AWAIT_REPLY:

@@ -1639,6 +1639,9 @@ static int mpa_tx_wait(struct mpa_conn *c, long *timeo,
 			ret = -ENOTCONN;	/* Full Operation ended */
 			break;
 		}
+		ret = -mpa_conn_held_for_good(c);
+		if (ret)
+			break;
 		mpa_tx_push(c);
 		if (done(c))
 			break;
@@ -1655,7 +1658,7 @@ static int mpa_tx_wait(struct mpa_conn *c, long *timeo,
 		WRITE_ONCE(c->tx_waiting, true);
 		sk_wait_event(sk, timeo, READ_ONCE(sk->sk_err) ||
 			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN) ||
-			      done(c), &wait);
+			      mpa_conn_held_for_good(c) || done(c), &wait);
 		WRITE_ONCE(c->tx_waiting, false);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
@@ -1805,6 +1808,9 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 		ret = -EPIPE;
 		goto error;
 	}
+	ret = -mpa_conn_held_for_good(c);
+	if (ret)
+		goto out;
 
 	for (;;) {
 		/*

@@ -45,7 +45,10 @@ struct mpa_ulpdu {
  * @rev0: Initiator: send Rev 0 (an upgraded RDMAC endpoint)
  * @permissive: interoperate with a Rev 0 peer (RFC 5044 Appendix C)
  * @enhanced: Rev 2 (RFC 6581): our IRD/ORD, peer-to-peer and RTR types
- *	(offered by an Initiator, accepted by a Responder); ignored for Rev 1
+ *	(offered by an Initiator, accepted by a Responder); ignored for Rev 1.
+ *	A Responder always applies it, with no default for zero: left zeroed
+ *	it grants IRD and ORD 0 and accepts no RTR type, so it rejects a
+ *	peer-to-peer Rev 2 Request
  * @pd: Initiator: the Request's Private Data (copied), or NULL
  * @pd_len: its length: at most 512 octets, 508 with Rev 2
  * @timeout_ms: startup timeout; 0 for the network namespace's default
@@ -97,7 +100,9 @@ struct mpa_kparams {
  *	peer's, or on a Responder MPA's own for want of a common RTR type;
  *	TCP stays open), a CRC (2) or Marker (3)
  *	error (no more ULPDUs arrive; sending still works, e.g. for a
- *	Terminate), or a reset (1). Called once per error. In Full
+ *	Terminate, but on a Responder whose ULPDUs are still held: no
+ *	valid FPDU can end the hold now, and mpa_ksend() fails with the
+ *	error's errno), or a reset (1). Called once per error. In Full
  *	Operation, while the consumer holds delivery back (@ulpdu refused
  *	a ULPDU), CRC, Marker and reset errors wait behind that ULPDU:
  *	told after mpa_kresume()

@@ -22,6 +22,7 @@
 #include <netinet/ip6.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <linux/sockios.h>
@@ -886,6 +887,25 @@ static void still_sends(struct __test_metadata *_metadata, struct w_conn *c)
 	w_expect(_metadata, c, "terminate", 9);
 }
 
+/*
+ * A Responder whose first FPDU from the peer failed: no valid FPDU can
+ * end its hold (R-7.1.2-15), so sends fail with the receive error @err,
+ * blocking or not, and nothing reaches the peer.
+ */
+static void held_for_good(struct __test_metadata *_metadata,
+			  struct w_conn *c, int err)
+{
+	struct mpa_result res;
+
+	EXPECT_EQ(-1, send(c->m, "terminate", 9, MSG_NOSIGNAL));
+	EXPECT_EQ(err, errno);
+	EXPECT_EQ(-1, send(c->m, "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT));
+	EXPECT_EQ(err, errno);
+	t_get_result(_metadata, c->m, &res);
+	EXPECT_EQ(MPA_RESULT_TX_HELD, res.flags & MPA_RESULT_TX_HELD);
+	w_quiet(_metadata, c);
+}
+
 /* A flipped ULPDU bit: code 2, CRC; later FPDUs discarded. */
 TEST_F(hostile, bad_crc)
 {
@@ -977,6 +997,81 @@ TEST_F(hostile, length_64769_first)
 			MPA_REASON_BAD_LENGTH);
 	if (c->role == MPA_ROLE_INITIATOR)
 		still_sends(_metadata, c);
+	else
+		held_for_good(_metadata, c, EBADMSG);
+}
+
+/* A blocking send() in a thread of its own */
+struct w_blocked {
+	pthread_t thr;
+	int fd;
+	pid_t tid;
+	ssize_t rc;
+	int err;
+	bool done;
+};
+
+static void *w_blocked_run(void *arg)
+{
+	struct w_blocked *b = arg;
+
+	b->tid = gettid();
+	b->rc = send(b->fd, "blocked", 7, MSG_NOSIGNAL);
+	b->err = errno;
+	__atomic_store_n(&b->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The module's send buffer is full (the raw peer reads nothing; a
+ * Responder's FPDUs are held anyway) and a send() waits for room when the
+ * first FPDU of the raw peer fails its CRC. A Responder's hold can never
+ * end then (R-7.1.2-15): the waiting send fails with EBADMSG, poll() says
+ * writable (a send does not wait), later sends fail at once. An
+ * Initiator's sends go on (section 8: a receive error leaves sending
+ * alone): its send completes once the peer reads.
+ */
+TEST_F(hostile, bad_first_fpdu_send_waiting)
+{
+	struct w_conn *c = &self->c;
+	struct w_blocked b = { .fd = c->m };
+	long end = t_now_ms() + T_WAIT;
+	int sndbuf = 4096, ev;
+	size_t n;
+
+	ASSERT_EQ(0, setsockopt(c->m, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf)));
+	t_fill(ubuf, 1000, 1300);
+	while (send(c->m, ubuf, 1000, MSG_NOSIGNAL | MSG_DONTWAIT) == 1000)
+		;
+	ASSERT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, t_poll(c->m, POLLOUT, 0) & POLLOUT);
+	ASSERT_EQ(0, pthread_create(&b.thr, NULL, w_blocked_run, &b));
+	while (!__atomic_load_n(&b.tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	ASSERT_EQ(0, t_wait_sleeping_in(b.tid, SYS_sendto, T_WAIT));
+
+	t_fill(ubuf, 100, 1310);
+	n = w_fpdu(c, ebuf, ubuf, 100);
+	ebuf[n - 1] ^= 0x01;	/* the CRC */
+	w_raw_write(_metadata, c, ebuf, n);
+	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
+	if (c->role == MPA_ROLE_RESPONDER) {
+		pthread_join(b.thr, NULL);
+		EXPECT_EQ(-1, b.rc);
+		EXPECT_EQ(EBADMSG, b.err);
+		ev = t_poll(c->m, POLLOUT, T_WAIT);
+		EXPECT_EQ(POLLOUT, ev & POLLOUT) TH_LOG("revents 0x%x", ev);
+		held_for_good(_metadata, c, EBADMSG);
+		return;
+	}
+	/* the peer reads until the send returns */
+	while (!__atomic_load_n(&b.done, __ATOMIC_ACQUIRE) &&
+	       t_now_ms() < end)
+		if (t_poll(c->raw, POLLIN, 100) & POLLIN)
+			recv(c->raw, rbuf, T_ULPDU_BUF, MSG_DONTWAIT);
+	pthread_join(b.thr, NULL);
+	EXPECT_EQ(7, b.rc) TH_LOG("errno %d", b.err);
 }
 
 /* ULPDU_Length 65535 in a whole FPDU with a valid CRC: code 2 too. */
@@ -1130,7 +1225,8 @@ TEST_F(hostile, rst_inside_fpdu)
 
 /*
  * The raw Initiator's first FPDU is bad: it does not count as the first
- * valid FPDU, so a Responder module stays held; an Initiator sends.
+ * valid FPDU, so a Responder module stays held, for good: its sends fail
+ * (held_for_good()); an Initiator sends.
  */
 TEST_F(hostile, bad_first_fpdu)
 {
@@ -1142,15 +1238,14 @@ TEST_F(hostile, bad_first_fpdu)
 	ebuf[n - 1] ^= 0x80;
 	w_raw_write(_metadata, c, ebuf, n);
 	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
+	if (c->role == MPA_ROLE_RESPONDER) {
+		held_for_good(_metadata, c, EBADMSG);
+		return;
+	}
 	ASSERT_EQ(4, send(c->m, "sent", 4, MSG_NOSIGNAL));
 	t_get_result(_metadata, c->m, &res);
-	if (c->role == MPA_ROLE_RESPONDER) {
-		EXPECT_EQ(MPA_RESULT_TX_HELD, res.flags & MPA_RESULT_TX_HELD);
-		w_quiet(_metadata, c);
-	} else {
-		EXPECT_EQ(0, res.flags & MPA_RESULT_TX_HELD);
-		w_expect(_metadata, c, "sent", 4);
-	}
+	EXPECT_EQ(0, res.flags & MPA_RESULT_TX_HELD);
+	w_expect(_metadata, c, "sent", 4);
 }
 
 /*
