@@ -377,6 +377,7 @@ int mpa_net_walk_conns(const struct net *net, unsigned long *pos,
 	return ret;
 }
 
+#ifdef CONFIG_PROC_FS
 /* /proc/net/mpa_stat, in the manner of /proc/net/tls_stat */
 static const char *const mpa_state_names[] = {
 	[MPA_STATE_STREAMING]		= "Streaming",
@@ -446,6 +447,7 @@ static int mpa_stat_show(struct seq_file *seq, void *v)
 	kfree(st);
 	return 0;
 }
+#endif /* CONFIG_PROC_FS */
 
 static int __net_init mpa_net_init_net(struct net *net)
 {
@@ -462,9 +464,11 @@ static int __net_init mpa_net_init_net(struct net *net)
 	mn->policy.initiator_rev = MPA_REVISION_1;
 	mn->policy.responder_revs = BIT(MPA_REVISION_1) | BIT(MPA_REVISION_2);
 	mn->policy.timeout_ms = MPA_DEFAULT_TIMEOUT_MS;
+#ifdef CONFIG_PROC_FS
 	if (!proc_create_net_single("mpa_stat", 0444, net->proc_net,
 				    mpa_stat_show, NULL))
 		return -ENOMEM;
+#endif
 	return 0;
 }
 

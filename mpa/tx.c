@@ -1217,9 +1217,10 @@ void mpa_tx_run_kick(struct mpa_conn *c)
 		return;
 	}
 
-	sk->sk_allocation = GFP_ATOMIC;
+	/* WRITE_ONCE: mpa_tx_prepare() reads it without the socket lock */
+	WRITE_ONCE(sk->sk_allocation, GFP_ATOMIC);
 	mpa_tx_run_flush(c, false);
-	sk->sk_allocation = gfp;
+	WRITE_ONCE(sk->sk_allocation, gfp);
 }
 
 /*
@@ -1714,8 +1715,9 @@ bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg, size_t size,
 	if (!mpa_tx_fits_segment(c, &pre->lo))
 		return false;
 	left = iov_iter_count(&msg->msg_iter);
-	if (mpa_tx_build(&current->task_frag, sk->sk_allocation, &pre->lo,
-			 &msg->msg_iter, mpa_tx_crc_on(c), &pre->bv)) {
+	/* GFP_ATOMIC for a moment while the ACK hands TCP a run */
+	if (mpa_tx_build(&current->task_frag, READ_ONCE(sk->sk_allocation),
+			 &pre->lo, &msg->msg_iter, mpa_tx_crc_on(c), &pre->bv)) {
 		/* mpa_tx_sendmsg() copies again, and reports a fault */
 		iov_iter_revert(&msg->msg_iter,
 				left - iov_iter_count(&msg->msg_iter));
