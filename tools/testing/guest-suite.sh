@@ -9,10 +9,12 @@ out=$MPA_RESULTS
 modprobe mpa || echo "guest-suite: modprobe mpa failed"
 
 if [ "$MPA_LANE" = debug ]; then
-	# Loading the test module runs its suites; KTAP goes to the kernel log.
-	dmesg -C
+	# Loading the test module runs its suites; KTAP goes to the kernel log,
+	# taken from behind a mark: the log itself stays whole for the
+	# runner's check of it (a splat at boot or in mpa's init).
+	echo "guest-suite: kunit start" > /dev/kmsg
 	if modprobe mpa_kunit; then
-		dmesg -t > "$out/kunit.log"
+		dmesg -t | sed '1,/guest-suite: kunit start/d' > "$out/kunit.log"
 		rmmod mpa_kunit
 	else
 		echo "guest-suite: modprobe mpa_kunit failed"
