@@ -892,22 +892,36 @@ def cli_conn_get(t):
     eq(out, pprint.pformat(want) + '\n', 'conn-get\'s text')
 
 
+# cli.py with its --sleep, the time it listens before it prints what it
+# heard, made a wait for a line on its stdin: the test ends it when its
+# own listener has heard every event, whatever the guest's speed.
+CLI_UNTIL_STDIN = '''import os, runpy, sys, time
+time.sleep = lambda sec: sys.stdin.readline()
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(sys.argv[0]))
+runpy.run_path(sys.argv[0], run_name='__main__')
+'''
+
+
 @test
 def cli_subscribe_events(t):
     ns = t.netns()
     with ns:
-        p = subprocess.Popen([PY, CLI, '--spec', SPEC, '--schema', SCHEMA,
-                              '--subscribe', 'events', '--sleep', '10'],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+        p = subprocess.Popen([PY, '-c', CLI_UNTIL_STDIN, CLI,
+                              '--spec', SPEC, '--schema', SCHEMA,
+                              '--subscribe', 'events', '--sleep', '1'],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
     t.later(p.kill)
-    wait_blocked(p.pid, (35, 230))          # nanosleep, clock_nanosleep
+    wait_blocked(p.pid, (0,))               # read(): subscribed
+    lst = listener(t, ns)
     conn = mpa_pair(t, ns_i=ns)
     xfer(conn, conn.i, [77])
     xfer(conn, conn.r, [7])
     want_i, want_r = expect_full(conn, conn.i), expect_full(conn, conn.r)
     conn.close()
-    out, err = p.communicate(timeout=120)
+    eq(len(events(lst, 4)), 4, 'events heard by the test\'s listener')
+    out, err = p.communicate(input='\n', timeout=120)
     eq(p.returncode, 0, f'cli.py exit status ({err})')
     got = ast.literal_eval(out)
     names = sorted(m['name'] for m in got)

@@ -764,7 +764,7 @@ TEST_F(policy, timeout_default)
 	EXPECT_EQ(ETIMEDOUT, errno);
 	took = t_now_ms() - t0;
 	EXPECT_LE(T_SHORT - 50, took);
-	EXPECT_GT(T_WAIT / 2, took);
+	EXPECT_GT(T_WAIT, took);		/* not for ever */
 	EXPECT_MPA_STATE(m, MPA_STATE_FAILED);
 	EXPECT_MPA_ERROR(m, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT, ETIMEDOUT);
 	EXPECT_EQ(0, t_wait_eof(raw, T_WAIT));
