@@ -545,7 +545,8 @@ static bool mpa_kpages_copy(const struct bio_vec *bv, u32 used)
  * Whatever MPA holds counts in the socket's send buffer and in TCP's
  * memory accounting, the consumer's pages included, held ULPDUs too: once
  * the send buffer is full, mpa_ksend() fails with -EAGAIN, whatever the
- * state of the connection, until TCP has taken enough of it.
+ * state of the connection, until TCP has taken enough of it (a Responder
+ * held for good fails with its receive error first, see below).
  *
  * Context: process context, from a callback or not. Called outside one,
  * it may run the callbacks that are due before it returns (&struct
@@ -601,7 +602,8 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 	} else if (!mpa_tcp_sends(sk) || (sk->sk_shutdown & SEND_SHUTDOWN)) {
 		ret = -EPIPE;
 	} else if (mpa_conn_held_for_good(c)) {
-		ret = -mpa_conn_held_for_good(c);
+		/* no valid FPDU can end the hold now: its receive error */
+		ret = -READ_ONCE(c->rx_err);
 	} else if (c->tx_open || !mpa_tx_room(c)) {
 		/* to be told of room, unless detached: no one to tell */
 		WRITE_ONCE(c->kwant_room, !!c->kops);

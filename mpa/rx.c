@@ -304,7 +304,9 @@ static int mpa_rx_errno(u32 code)
 /*
  * The receive half is dead (RFC 5044 section 8): record why, tell the
  * reader; nothing more is delivered. TCP is left alone (sk_err untouched),
- * so the consumer can still send, e.g. a Terminate message.
+ * so the consumer can still send, e.g. a Terminate message; but not a
+ * Responder still held (mpa_conn_held_for_good()), whose waiting senders
+ * and pollers are woken to learn it.
  */
 static void mpa_rx_fail(struct mpa_conn *c)
 {
@@ -319,6 +321,9 @@ static void mpa_rx_fail(struct mpa_conn *c)
 		c->stats.marker_errors++;
 	WRITE_ONCE(c->rx_err, mpa_rx_errno(code));
 	WRITE_ONCE(c->rx_ready, true);
+	/* the reader's wakeup has an EPOLLIN key: not for POLLOUT waiters */
+	if (c->tx_held)
+		mpa_conn_wake(c);
 	mpa_net_event(c, MPA_NET_ERROR);
 }
 

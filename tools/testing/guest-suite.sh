@@ -14,7 +14,7 @@ if [ "$MPA_LANE" = debug ]; then
 	# runner's check of it (a splat at boot or in mpa's init).
 	echo "guest-suite: kunit start" > /dev/kmsg
 	if modprobe mpa_kunit; then
-		dmesg -t | sed '1,/guest-suite: kunit start/d' > "$out/kunit.log"
+		dmesg -t | sed '0,/guest-suite: kunit start/d' > "$out/kunit.log"
 		rmmod mpa_kunit
 	else
 		echo "guest-suite: modprobe mpa_kunit failed"

@@ -686,15 +686,18 @@ def mpactl(ns, *args, uid=None):
     return r.returncode, r.stdout, r.stderr
 
 
-def wait_blocked(pid, syscalls, timeout=60):
-    """Wait until process @pid sleeps in one of @syscalls (numbers): a
-    listener that subscribed and now waits."""
+def wait_blocked(pid, syscalls, timeout=60, arg0=None):
+    """Wait until process @pid sleeps in one of @syscalls (numbers), with
+    @arg0 as its first argument if given: a listener that subscribed and
+    now waits."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         try:
             with open(f'/proc/{pid}/syscall', encoding='ascii') as f:
-                nr = f.read().split()[0]
-            if nr.isdigit() and int(nr) in syscalls:
+                words = f.read().split()
+            nr = words[0]
+            if (nr.isdigit() and int(nr) in syscalls and
+                    (arg0 is None or int(words[1], 16) == arg0)):
                 return
         except OSError:
             pass
@@ -913,7 +916,8 @@ def cli_subscribe_events(t):
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     t.later(p.kill)
-    wait_blocked(p.pid, (0,))               # read(): subscribed
+    # read() of its stdin: subscribed (it reads files before, as it loads)
+    wait_blocked(p.pid, (0,), arg0=0)
     lst = listener(t, ns)
     conn = mpa_pair(t, ns_i=ns)
     xfer(conn, conn.i, [77])

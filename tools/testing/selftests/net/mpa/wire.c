@@ -1015,10 +1015,27 @@ static void *w_blocked_run(void *arg)
 {
 	struct w_blocked *b = arg;
 
-	b->tid = gettid();
+	__atomic_store_n(&b->tid, gettid(), __ATOMIC_RELEASE);
 	b->rc = send(b->fd, "blocked", 7, MSG_NOSIGNAL);
 	b->err = errno;
 	__atomic_store_n(&b->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A poll() for POLLOUT alone in a thread of its own */
+struct w_poller {
+	pthread_t thr;
+	int fd;
+	pid_t tid;
+	int revents;
+};
+
+static void *w_poller_run(void *arg)
+{
+	struct w_poller *p = arg;
+
+	__atomic_store_n(&p->tid, gettid(), __ATOMIC_RELEASE);
+	p->revents = t_poll(p->fd, POLLOUT, T_WAIT);
 	return NULL;
 }
 
@@ -1026,30 +1043,44 @@ static void *w_blocked_run(void *arg)
  * The module's send buffer is full (the raw peer reads nothing; a
  * Responder's FPDUs are held anyway) and a send() waits for room when the
  * first FPDU of the raw peer fails its CRC. A Responder's hold can never
- * end then (R-7.1.2-15): the waiting send fails with EBADMSG, poll() says
- * writable (a send does not wait), later sends fail at once. An
+ * end then (R-7.1.2-15): the waiting send fails with EBADMSG, a poll()
+ * waiting for POLLOUT alone is woken and says writable (a send does not
+ * wait), later sends fail at once. An
  * Initiator's sends go on (section 8: a receive error leaves sending
- * alone): its send completes once the peer reads.
+ * alone): its send, waiting or not, completes once the peer reads.
  */
 TEST_F(hostile, bad_first_fpdu_send_waiting)
 {
 	struct w_conn *c = &self->c;
 	struct w_blocked b = { .fd = c->m };
+	struct w_poller pw = { .fd = c->m };
 	long end = t_now_ms() + T_WAIT;
 	int sndbuf = 4096, ev;
-	size_t n;
+	size_t n, k;
 
 	ASSERT_EQ(0, setsockopt(c->m, SOL_SOCKET, SO_SNDBUF, &sndbuf,
 				sizeof(sndbuf)));
+	/* Send until no room comes back for a while (an Initiator's ACKs). */
 	t_fill(ubuf, 1000, 1300);
-	while (send(c->m, ubuf, 1000, MSG_NOSIGNAL | MSG_DONTWAIT) == 1000)
-		;
-	ASSERT_EQ(EAGAIN, errno);
-	ASSERT_EQ(0, t_poll(c->m, POLLOUT, 0) & POLLOUT);
+	for (k = 0; k < 100000; k++) {
+		if (send(c->m, ubuf, 1000, MSG_NOSIGNAL | MSG_DONTWAIT) == 1000)
+			continue;
+		ASSERT_EQ(EAGAIN, errno);
+		if (!(t_poll(c->m, POLLOUT, T_QUIET) & POLLOUT))
+			break;
+	}
+	ASSERT_GT(100000, k) TH_LOG("the sender never stopped");
 	ASSERT_EQ(0, pthread_create(&b.thr, NULL, w_blocked_run, &b));
 	while (!__atomic_load_n(&b.tid, __ATOMIC_ACQUIRE))
 		sched_yield();
-	ASSERT_EQ(0, t_wait_sleeping_in(b.tid, SYS_sendto, T_WAIT));
+	/* an Initiator's send may yet find room: only a Responder's waits */
+	if (c->role == MPA_ROLE_RESPONDER) {
+		ASSERT_EQ(0, t_wait_sleeping_in(b.tid, SYS_sendto, T_WAIT));
+		ASSERT_EQ(0, pthread_create(&pw.thr, NULL, w_poller_run, &pw));
+		while (!__atomic_load_n(&pw.tid, __ATOMIC_ACQUIRE))
+			sched_yield();
+		ASSERT_EQ(0, t_wait_sleeping_in(pw.tid, SYS_poll, T_WAIT));
+	}
 
 	t_fill(ubuf, 100, 1310);
 	n = w_fpdu(c, ebuf, ubuf, 100);
@@ -1060,7 +1091,10 @@ TEST_F(hostile, bad_first_fpdu_send_waiting)
 		pthread_join(b.thr, NULL);
 		EXPECT_EQ(-1, b.rc);
 		EXPECT_EQ(EBADMSG, b.err);
-		ev = t_poll(c->m, POLLOUT, T_WAIT);
+		pthread_join(pw.thr, NULL);
+		EXPECT_EQ(POLLOUT, pw.revents & POLLOUT)
+			TH_LOG("the poller: revents 0x%x", pw.revents);
+		ev = t_poll(c->m, POLLOUT, 0);
 		EXPECT_EQ(POLLOUT, ev & POLLOUT) TH_LOG("revents 0x%x", ev);
 		held_for_good(_metadata, c, EBADMSG);
 		return;
@@ -1072,6 +1106,47 @@ TEST_F(hostile, bad_first_fpdu_send_waiting)
 			recv(c->raw, rbuf, T_ULPDU_BUF, MSG_DONTWAIT);
 	pthread_join(b.thr, NULL);
 	EXPECT_EQ(7, b.rc) TH_LOG("errno %d", b.err);
+}
+
+/*
+ * The send buffer is full of an open (MSG_MORE) ULPDU, which is no queued
+ * FPDU, when the raw peer's first FPDU fails: a Responder's poll() waiting
+ * for POLLOUT alone is woken (the reader's wakeup is not for it) and says
+ * writable, as its sends now fail at once; an Initiator's open ULPDU
+ * still goes out whole once the last send closes it.
+ */
+TEST_F(hostile, bad_first_fpdu_open_ulpdu)
+{
+	struct w_conn *c = &self->c;
+	struct w_poller pw = { .fd = c->m };
+	int sndbuf = 4096;
+	size_t n;
+
+	ASSERT_EQ(0, setsockopt(c->m, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf)));
+	t_fill(dbuf, 20000, 1400);
+	ASSERT_EQ(20000, send(c->m, dbuf, 20000, MSG_NOSIGNAL | MSG_MORE));
+	ASSERT_EQ(0, t_poll(c->m, POLLOUT, 0) & POLLOUT);
+	if (c->role == MPA_ROLE_RESPONDER) {
+		ASSERT_EQ(0, pthread_create(&pw.thr, NULL, w_poller_run, &pw));
+		while (!__atomic_load_n(&pw.tid, __ATOMIC_ACQUIRE))
+			sched_yield();
+		ASSERT_EQ(0, t_wait_sleeping_in(pw.tid, SYS_poll, T_WAIT));
+	}
+	t_fill(ubuf, 100, 1410);
+	n = w_fpdu(c, ebuf, ubuf, 100);
+	ebuf[n - 2] ^= 0x10;	/* the CRC */
+	w_raw_write(_metadata, c, ebuf, n);
+	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
+	if (c->role == MPA_ROLE_RESPONDER) {
+		pthread_join(pw.thr, NULL);
+		EXPECT_EQ(POLLOUT, pw.revents & POLLOUT)
+			TH_LOG("the poller: revents 0x%x", pw.revents);
+		held_for_good(_metadata, c, EBADMSG);
+		return;
+	}
+	ASSERT_EQ(0, send(c->m, NULL, 0, MSG_NOSIGNAL));
+	w_expect(_metadata, c, dbuf, 20000);
 }
 
 /* ULPDU_Length 65535 in a whole FPDU with a valid CRC: code 2 too. */
