@@ -1039,6 +1039,29 @@ static void *w_poller_run(void *arg)
 	return NULL;
 }
 
+/* Start @p's poll() and wait until it sleeps in it. */
+static void w_poller_start(struct __test_metadata *_metadata,
+			   struct w_poller *p)
+{
+	ASSERT_EQ(0, pthread_create(&p->thr, NULL, w_poller_run, p));
+	while (!__atomic_load_n(&p->tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	ASSERT_EQ(0, t_wait_sleeping_in(p->tid, SYS_poll, T_WAIT));
+}
+
+/* The raw peer's first FPDU, its CRC wrong: code 2 at the module. */
+static void w_bad_first(struct __test_metadata *_metadata, struct w_conn *c,
+			uint64_t seed)
+{
+	size_t n;
+
+	t_fill(ubuf, 100, seed);
+	n = w_fpdu(c, ebuf, ubuf, 100);
+	ebuf[n - 1] ^= 0x01;	/* the CRC's last octet */
+	w_raw_write(_metadata, c, ebuf, n);
+	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
+}
+
 /*
  * The module's send buffer is full (the raw peer reads nothing; a
  * Responder's FPDUs are held anyway) and a send() waits for room when the
@@ -1056,7 +1079,7 @@ TEST_F(hostile, bad_first_fpdu_send_waiting)
 	struct w_poller pw = { .fd = c->m };
 	long end = t_now_ms() + T_WAIT;
 	int sndbuf = 4096, ev;
-	size_t n, k;
+	size_t k;
 
 	ASSERT_EQ(0, setsockopt(c->m, SOL_SOCKET, SO_SNDBUF, &sndbuf,
 				sizeof(sndbuf)));
@@ -1076,17 +1099,9 @@ TEST_F(hostile, bad_first_fpdu_send_waiting)
 	/* an Initiator's send may yet find room: only a Responder's waits */
 	if (c->role == MPA_ROLE_RESPONDER) {
 		ASSERT_EQ(0, t_wait_sleeping_in(b.tid, SYS_sendto, T_WAIT));
-		ASSERT_EQ(0, pthread_create(&pw.thr, NULL, w_poller_run, &pw));
-		while (!__atomic_load_n(&pw.tid, __ATOMIC_ACQUIRE))
-			sched_yield();
-		ASSERT_EQ(0, t_wait_sleeping_in(pw.tid, SYS_poll, T_WAIT));
+		w_poller_start(_metadata, &pw);
 	}
-
-	t_fill(ubuf, 100, 1310);
-	n = w_fpdu(c, ebuf, ubuf, 100);
-	ebuf[n - 1] ^= 0x01;	/* the CRC */
-	w_raw_write(_metadata, c, ebuf, n);
-	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
+	w_bad_first(_metadata, c, 1310);
 	if (c->role == MPA_ROLE_RESPONDER) {
 		pthread_join(b.thr, NULL);
 		EXPECT_EQ(-1, b.rc);
@@ -1120,24 +1135,15 @@ TEST_F(hostile, bad_first_fpdu_open_ulpdu)
 	struct w_conn *c = &self->c;
 	struct w_poller pw = { .fd = c->m };
 	int sndbuf = 4096;
-	size_t n;
 
 	ASSERT_EQ(0, setsockopt(c->m, SOL_SOCKET, SO_SNDBUF, &sndbuf,
 				sizeof(sndbuf)));
 	t_fill(dbuf, 20000, 1400);
 	ASSERT_EQ(20000, send(c->m, dbuf, 20000, MSG_NOSIGNAL | MSG_MORE));
 	ASSERT_EQ(0, t_poll(c->m, POLLOUT, 0) & POLLOUT);
-	if (c->role == MPA_ROLE_RESPONDER) {
-		ASSERT_EQ(0, pthread_create(&pw.thr, NULL, w_poller_run, &pw));
-		while (!__atomic_load_n(&pw.tid, __ATOMIC_ACQUIRE))
-			sched_yield();
-		ASSERT_EQ(0, t_wait_sleeping_in(pw.tid, SYS_poll, T_WAIT));
-	}
-	t_fill(ubuf, 100, 1410);
-	n = w_fpdu(c, ebuf, ubuf, 100);
-	ebuf[n - 2] ^= 0x10;	/* the CRC */
-	w_raw_write(_metadata, c, ebuf, n);
-	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
+	if (c->role == MPA_ROLE_RESPONDER)
+		w_poller_start(_metadata, &pw);
+	w_bad_first(_metadata, c, 1410);
 	if (c->role == MPA_ROLE_RESPONDER) {
 		pthread_join(pw.thr, NULL);
 		EXPECT_EQ(POLLOUT, pw.revents & POLLOUT)
