@@ -174,6 +174,8 @@ enum {
  *	is not known)
  * @rx_err: sticky receive errno (EBADMSG, EPROTO), 0 while healthy
  * @rx_reset: the reader was told of a reset: end of file from now on
+ * @held_eof: a Responder still held (@tx_held) met the peer's FIN at an
+ *	FPDU boundary: no FPDU can end its hold (mpa_conn_held_for_good())
  * @kernel: an in-kernel consumer attached it (stays set after
  *	mpa_kdetach(), for the control plane)
  * @kops: in-kernel consumer: its callbacks (NULL for a socket's user)
@@ -255,6 +257,7 @@ struct mpa_conn {
 	bool rx_ready;
 	bool tx_waiting;
 	bool rx_reset;
+	bool held_eof;
 
 	bool kernel;
 	u8 kseen;
@@ -316,15 +319,18 @@ static inline bool mpa_conn_full(const struct mpa_conn *c)
 /*
  * A Responder's FPDUs are held until the Initiator's first valid FPDU
  * (R-7.1.2-15). Once the receive half failed before it (a CRC or Marker
- * error, an FPDU cut by a FIN) no valid FPDU can follow, and the hold
- * never ends: sends fail with the receive error rather than queue FPDUs
- * that could never go.
+ * error, an FPDU cut by a FIN) or ended (the peer's FIN at an FPDU
+ * boundary) no valid FPDU can follow, and the hold never ends: sends fail
+ * with the receive error, or EPIPE after the FIN, rather than queue FPDUs
+ * that could never go (mpa_rx_fin_held()).
  *
  * Return: that errno, or 0 while the hold may still end (or there is none).
  */
 static inline int mpa_conn_held_for_good(const struct mpa_conn *c)
 {
-	return READ_ONCE(c->tx_held) ? READ_ONCE(c->rx_err) : 0;
+	if (!READ_ONCE(c->tx_held))
+		return 0;
+	return READ_ONCE(c->rx_err) ?: (READ_ONCE(c->held_eof) ? EPIPE : 0);
 }
 
 /*

@@ -557,8 +557,9 @@ static bool mpa_kpages_copy(const struct bio_vec *bv, u32 used)
  * flight; -ENOTCONN before Full Operation; -EPIPE once TCP is closed for
  * sending; a Responder whose ULPDUs are still held when the receive half
  * fails (&mpa_kops.error: code 2 or 3, or an FPDU cut by a FIN) gets
- * that error's errno (-EBADMSG, -EPROTO): no valid FPDU can come to end
- * the hold; -ENOMEM without memory, or when TCP's memory limits (tcp_mem,
+ * that error's errno (-EBADMSG, -EPROTO), and -EPIPE once the peer's FIN
+ * came at an FPDU boundary (&mpa_kops.closed): no valid FPDU can come to
+ * end the hold; -ENOMEM without memory, or when TCP's memory limits (tcp_mem,
  * the memory cgroup) refuse more (try again later: no callback tells
  * when). A copied ULPDU whose head TCP took when MPA found no memory for
  * its tail resets the connection: -ECONNRESET, and &mpa_kops.error
@@ -602,8 +603,8 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 	} else if (!mpa_tcp_sends(sk) || (sk->sk_shutdown & SEND_SHUTDOWN)) {
 		ret = -EPIPE;
 	} else if (mpa_conn_held_for_good(c)) {
-		/* no valid FPDU can end the hold now: its receive error */
-		ret = -READ_ONCE(c->rx_err);
+		/* no valid FPDU can end the hold now */
+		ret = -mpa_conn_held_for_good(c);
 	} else if (c->tx_open || !mpa_tx_room(c)) {
 		/* to be told of room, unless detached: no one to tell */
 		WRITE_ONCE(c->kwant_room, !!c->kops);

@@ -382,6 +382,43 @@ static void mpa_rx_cbuf_free(struct mpa_conn *c)
 }
 
 /*
+ * Has the peer's FIN come to a Responder still held (R-7.1.2-15), whose
+ * hold it may end for good (mpa_rx_fin_held())? Socket owned or bh-locked.
+ */
+static bool mpa_rx_fin_due(const struct mpa_conn *c)
+{
+	return READ_ONCE(c->tx_held) && sock_flag(c->sk, SOCK_DONE) &&
+	       !READ_ONCE(c->rx_err) && !READ_ONCE(c->held_eof) &&
+	       !READ_ONCE(c->rx_reset);
+}
+
+/*
+ * The peer's FIN came to a Responder still held, and the machine has fed
+ * all that came before it without a whole FPDU: the Initiator's first
+ * valid FPDU can never come, so the hold never ends. The receive half is
+ * settled now, not at the next recv (mpa_rx_end(), which would find the
+ * same): a FIN inside an FPDU fails it (requirements A15), one at an FPDU
+ * boundary ends it cleanly and marks the hold for good. Either way the
+ * Responder's senders and pollers learn it (mpa_conn_held_for_good()),
+ * as after a CRC error, rather than wait for room that never comes.
+ * Socket locked, process context.
+ * Return: true if the receive half failed.
+ */
+static bool mpa_rx_fin_held(struct mpa_conn *c)
+{
+	if (!mpa_rx_fin_due(c))
+		return false;
+	if (mpa_rxm_fin(&c->rxm) == MPA_RXM_ERROR) {
+		mpa_rx_fail(c);
+		mpa_rx_cbuf_free(c);
+		return true;
+	}
+	WRITE_ONCE(c->held_eof, true);
+	mpa_conn_wake(c);
+	return false;
+}
+
+/*
  * Make the copy mode buffer hold @size octets, keeping the @rx_cfill it
  * has. It is charged (__GFP_ACCOUNT) to the socket's memory cgroup, as
  * TCP's buffers are, whichever task runs this (the connection's work runs
@@ -451,15 +488,25 @@ static void mpa_rx_copyin(struct mpa_conn *c)
  * fill the receive buffer, TCP's window is shut: no more data comes, and
  * so no data_ready to start copy mode, which it did not start while the
  * startup phase ran or an FPDU judged before waited for its reader. The
- * work starts it then, as data_ready would have.
+ * work starts it then, as data_ready would have. A FIN that came before
+ * Full Operation to a held Responder is settled here (mpa_rx_fin_held())
+ * when it came at an FPDU boundary; inside an FPDU by the work, which
+ * tells of the error after the state change that begins Full Operation.
+ * Socket locked, process context.
  */
 static void mpa_rx_probe_next(struct mpa_conn *c)
 {
 	bool judged = mpa_rx_probe(c);
 
 	/* an empty ULPDU: the work skips it (mpa_rx_process()) */
-	if (judged ? !READ_ONCE(c->rx_ready) : mpa_rx_need_copy(c))
+	if (judged ? !READ_ONCE(c->rx_ready) : mpa_rx_need_copy(c)) {
 		mpa_conn_schedule(c);
+	} else if (!judged && mpa_rx_fin_due(c)) {
+		if (mpa_rxm_fed(&c->rxm))
+			mpa_conn_schedule(c);
+		else
+			mpa_rx_fin_held(c);
+	}
 }
 
 /* The FPDU was delivered: take it off the queue, on to the next one. */
@@ -490,7 +537,8 @@ static void mpa_rx_consume(struct mpa_conn *c)
  * @c: the connection, in Full Operation; socket locked, process context
  *
  * Brings the next FPDU to its verdict (copy mode if need be); a valid one
- * releases a Responder's held FPDUs; discards what arrives after an error.
+ * releases a Responder's held FPDUs, the peer's FIN before one holds them
+ * for good (mpa_rx_fin_held()); discards what arrives after an error.
  *
  * Return: true if recv would not wait.
  */
@@ -507,13 +555,13 @@ bool mpa_rx_process(struct mpa_conn *c)
 			return true;
 		}
 		if (!mpa_rx_probe(c)) {
-			if (!mpa_rx_need_copy(c))
-				return false;
-			mpa_rx_copyin(c);
-			/* judged (an empty ULPDU too: skipped below), or not */
-			if (mpa_rxm_state(&c->rxm) == MPA_RXM_MORE)
-				return false;
-			continue;
+			if (mpa_rx_need_copy(c)) {
+				mpa_rx_copyin(c);
+				/* judged (an empty ULPDU too: skipped below) */
+				if (mpa_rxm_state(&c->rxm) != MPA_RXM_MORE)
+					continue;
+			}
+			return mpa_rx_fin_held(c);
 		}
 		if (c->rx_err)
 			continue;
@@ -904,7 +952,7 @@ void mpa_rx_data_ready(struct mpa_conn *c)
 
 	if (READ_ONCE(c->rx_err) || (whole && !ready) ||
 	    (whole && READ_ONCE(c->tx_held)) || (whole && c->kops) ||
-	    mpa_rx_need_copy(c))
+	    mpa_rx_need_copy(c) || (!whole && mpa_rx_fin_due(c)))
 		mpa_conn_schedule(c);
 	if (ready)
 		c->saved_data_ready(c->sk);

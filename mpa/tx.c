@@ -1810,9 +1810,10 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 		ret = -EPIPE;
 		goto error;
 	}
+	/* EPIPE after the peer's FIN: SIGPIPE too, as for the lines above */
 	ret = -mpa_conn_held_for_good(c);
 	if (ret)
-		goto out;
+		goto error;
 
 	for (;;) {
 		/*

@@ -107,8 +107,9 @@ struct mpa_kparams {
  *	a ULPDU), CRC, Marker and reset errors wait behind that ULPDU:
  *	told after mpa_kresume()
  * @closed: the peer closed its half after its last whole ULPDU (a FIN at
- *	an FPDU boundary); sending still works, and a later reset or
- *	timeout is still told by @error. Held back, like @error,
+ *	an FPDU boundary); sending still works (but on a Responder whose
+ *	ULPDUs are still held: mpa_ksend() fails with -EPIPE), and a later
+ *	reset or timeout is still told by @error. Held back, like @error,
  *	until mpa_kresume() while @ulpdu refused a ULPDU
  * @writable: mpa_ksend() failed with -EAGAIN earlier; there is room now
  *

@@ -1062,19 +1062,67 @@ static void w_bad_first(struct __test_metadata *_metadata, struct w_conn *c,
 	expect_rx_error(_metadata, c, EBADMSG, MPA_ERR_CRC, MPA_REASON_CRC);
 }
 
+/* How the raw peer's stream ends before a valid first FPDU */
+enum w_first {
+	W_BAD_CRC,	/* its first FPDU fails its CRC: code 2 */
+	W_FIN,		/* its FIN, at an FPDU boundary: end of file */
+	W_CUT,		/* half an FPDU, then its FIN: code 1, TRUNCATED */
+};
+
+static void w_end_first(struct __test_metadata *_metadata, struct w_conn *c,
+			enum w_first how, uint64_t seed)
+{
+	size_t n;
+
+	switch (how) {
+	case W_BAD_CRC:
+		w_bad_first(_metadata, c, seed);
+		return;
+	case W_CUT:
+		t_fill(ubuf, 1500, seed);
+		n = w_fpdu(c, ebuf, ubuf, 1500);
+		w_raw_write(_metadata, c, ebuf, n / 2);
+		ASSERT_EQ(0, shutdown(c->raw, SHUT_WR));
+		return;
+	case W_FIN:
+		ASSERT_EQ(0, shutdown(c->raw, SHUT_WR));
+		return;
+	}
+}
+
+/* What recv() tells after w_end_first(@how) */
+static void w_first_told(struct __test_metadata *_metadata, struct w_conn *c,
+			 enum w_first how)
+{
+	switch (how) {
+	case W_BAD_CRC:
+		return;		/* w_bad_first() checked it */
+	case W_FIN:
+		EXPECT_EQ(0, recv(c->m, rbuf, T_ULPDU_BUF, 0));
+		EXPECT_MPA_ERROR(c->m, MPA_ERR_TCP_CLOSED,
+				 MPA_REASON_PEER_CLOSED, 0);
+		return;
+	case W_CUT:
+		expect_rx_error(_metadata, c, EPROTO, MPA_ERR_TCP_CLOSED,
+				MPA_REASON_TRUNCATED);
+		return;
+	}
+}
+
 /*
  * The module's send buffer is full (the raw peer reads nothing; a
  * Responder's FPDUs are held anyway) and a send() waits for room when the
- * first FPDU of the raw peer fails its CRC. A Responder's hold can never
- * end then (R-7.1.2-15): the waiting send fails with EBADMSG, a poll()
- * waiting for POLLOUT alone is woken and says writable (a send does not
- * wait), later sends fail at once. An
- * Initiator's sends go on (section 8: a receive error leaves sending
- * alone): its send, waiting or not, completes once the peer reads.
+ * raw peer's stream ends before a valid first FPDU (@how, w_end_first()),
+ * the module reading nothing. A Responder's hold can never end then
+ * (R-7.1.2-15): the waiting send fails with @err, a poll() waiting for
+ * POLLOUT alone is woken and says writable (a send does not wait), later
+ * sends fail at once. An Initiator's sends go on (section 8: a receive
+ * error or the peer's FIN leaves sending alone): its send, waiting or
+ * not, completes once the peer reads.
  */
-TEST_F(hostile, bad_first_fpdu_send_waiting)
+static void send_waiting(struct __test_metadata *_metadata, struct w_conn *c,
+			 enum w_first how, uint64_t seed, int err)
 {
-	struct w_conn *c = &self->c;
 	struct w_blocked b = { .fd = c->m };
 	struct w_poller pw = { .fd = c->m };
 	long end = t_now_ms() + T_WAIT;
@@ -1084,7 +1132,7 @@ TEST_F(hostile, bad_first_fpdu_send_waiting)
 	ASSERT_EQ(0, setsockopt(c->m, SOL_SOCKET, SO_SNDBUF, &sndbuf,
 				sizeof(sndbuf)));
 	/* Send until no room comes back for a while (an Initiator's ACKs). */
-	t_fill(ubuf, 1000, 1300);
+	t_fill(ubuf, 1000, seed);
 	for (k = 0; k < 100000; k++) {
 		if (send(c->m, ubuf, 1000, MSG_NOSIGNAL | MSG_DONTWAIT) == 1000)
 			continue;
@@ -1101,17 +1149,18 @@ TEST_F(hostile, bad_first_fpdu_send_waiting)
 		ASSERT_EQ(0, t_wait_sleeping_in(b.tid, SYS_sendto, T_WAIT));
 		w_poller_start(_metadata, &pw);
 	}
-	w_bad_first(_metadata, c, 1310);
+	w_end_first(_metadata, c, how, seed + 10);
 	if (c->role == MPA_ROLE_RESPONDER) {
 		pthread_join(b.thr, NULL);
 		EXPECT_EQ(-1, b.rc);
-		EXPECT_EQ(EBADMSG, b.err);
+		EXPECT_EQ(err, b.err) TH_LOG("%s", strerror(b.err));
 		pthread_join(pw.thr, NULL);
 		EXPECT_EQ(POLLOUT, pw.revents & POLLOUT)
 			TH_LOG("the poller: revents 0x%x", pw.revents);
 		ev = t_poll(c->m, POLLOUT, 0);
 		EXPECT_EQ(POLLOUT, ev & POLLOUT) TH_LOG("revents 0x%x", ev);
-		held_for_good(_metadata, c, EBADMSG);
+		held_for_good(_metadata, c, err);
+		w_first_told(_metadata, c, how);
 		return;
 	}
 	/* the peer reads until the send returns */
@@ -1121,6 +1170,25 @@ TEST_F(hostile, bad_first_fpdu_send_waiting)
 			recv(c->raw, rbuf, T_ULPDU_BUF, MSG_DONTWAIT);
 	pthread_join(b.thr, NULL);
 	EXPECT_EQ(7, b.rc) TH_LOG("errno %d", b.err);
+	w_first_told(_metadata, c, how);
+}
+
+/* The first FPDU fails its CRC: EBADMSG. */
+TEST_F(hostile, bad_first_fpdu_send_waiting)
+{
+	send_waiting(_metadata, &self->c, W_BAD_CRC, 1300, EBADMSG);
+}
+
+/* The peer's FIN before any FPDU, at a boundary: EPIPE. */
+TEST_F(hostile, fin_first_send_waiting)
+{
+	send_waiting(_metadata, &self->c, W_FIN, 1320, EPIPE);
+}
+
+/* Half a first FPDU, then the peer's FIN: EPROTO, before any recv(). */
+TEST_F(hostile, cut_first_send_waiting)
+{
+	send_waiting(_metadata, &self->c, W_CUT, 1340, EPROTO);
 }
 
 /*
