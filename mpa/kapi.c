@@ -214,7 +214,8 @@ void mpa_kapi_run(struct mpa_conn *c)
 			/* the bit before the room: pairs with TCP's ACK side */
 			smp_mb__after_atomic();
 		}
-		if (!mpa_tx_room(c))
+		/* held for good: no room comes, but a send no longer waits */
+		if (!mpa_tx_room(c) && !mpa_conn_held_for_good(c))
 			break;
 		WRITE_ONCE(c->kwant_room, false);
 		if (c->kops->writable)
@@ -546,7 +547,8 @@ static bool mpa_kpages_copy(const struct bio_vec *bv, u32 used)
  * memory accounting, the consumer's pages included, held ULPDUs too: once
  * the send buffer is full, mpa_ksend() fails with -EAGAIN, whatever the
  * state of the connection, until TCP has taken enough of it (a Responder
- * held for good fails with its receive error first, see below).
+ * held for good fails with its receive error, or -EPIPE, first, see
+ * below).
  *
  * Context: process context, from a callback or not. Called outside one,
  * it may run the callbacks that are due before it returns (&struct

@@ -489,9 +489,8 @@ static void mpa_rx_copyin(struct mpa_conn *c)
  * so no data_ready to start copy mode, which it did not start while the
  * startup phase ran or an FPDU judged before waited for its reader. The
  * work starts it then, as data_ready would have. A FIN that came before
- * Full Operation to a held Responder is settled here (mpa_rx_fin_held())
- * when it came at an FPDU boundary; inside an FPDU by the work, which
- * tells of the error after the state change that begins Full Operation.
+ * Full Operation to a held Responder is settled here (mpa_rx_fin_held();
+ * at an FPDU boundary: any octet behind the Request failed the startup).
  * Socket locked, process context.
  */
 static void mpa_rx_probe_next(struct mpa_conn *c)
@@ -499,14 +498,10 @@ static void mpa_rx_probe_next(struct mpa_conn *c)
 	bool judged = mpa_rx_probe(c);
 
 	/* an empty ULPDU: the work skips it (mpa_rx_process()) */
-	if (judged ? !READ_ONCE(c->rx_ready) : mpa_rx_need_copy(c)) {
+	if (judged ? !READ_ONCE(c->rx_ready) : mpa_rx_need_copy(c))
 		mpa_conn_schedule(c);
-	} else if (!judged && mpa_rx_fin_due(c)) {
-		if (mpa_rxm_fed(&c->rxm))
-			mpa_conn_schedule(c);
-		else
-			mpa_rx_fin_held(c);
-	}
+	else if (!judged)
+		mpa_rx_fin_held(c);
 }
 
 /* The FPDU was delivered: take it off the queue, on to the next one. */

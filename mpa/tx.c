@@ -1853,6 +1853,10 @@ int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
 			ret = -ENOTCONN;	/* see above */
 			goto out;
 		}
+		/* the hold ended for good meanwhile (see above) */
+		ret = -mpa_conn_held_for_good(c);
+		if (ret)
+			goto error;
 	}
 	if (!ret)
 		pre = NULL;	/* sent or queued */

@@ -13,7 +13,8 @@
  *              Data), or answers late from a work item
  *   held       the module's Responder sends before our first ULPDU:
  *              MPA holds its ULPDUs, mpa_ksend() says EAGAIN once the send
- *              buffer is full, writable once there is room again
+ *              buffer is full, writable once there is room again, or once
+ *              our FIN before any ULPDU made the hold last for good
  *   noio       the module's sockets set up as a consumer in the memory
  *              reclaim path does (GFP_NOIO), copy mode included
  *   initiator  the module's Initiator against our Responder
@@ -886,6 +887,33 @@ TEST_F_TIMEOUT(held, send_buffer, 180)
 	ASSERT_EQ(0, ke_get_fd(self->fd, &ki));
 	EXPECT_KE(&ki, "rx", 1);
 	EXPECT_KE(&ki, "tx", n + 1);
+	close(self->fd);
+}
+
+/*
+ * Our FIN before any ULPDU: no FPDU of ours can end the module's hold now
+ * (R-7.1.2-15). The module, told -EAGAIN by its greeting's mpa_ksend(),
+ * gets writable (a send no longer waits: it fails with -EPIPE), then
+ * closed; it closes, and what MPA held for it is dropped with a reset:
+ * nothing of the greeting reaches us.
+ */
+TEST_F_TIMEOUT(held, fin_first, 180)
+{
+	struct ke_info ki;
+	char c;
+
+	self->fd = ke_open(_metadata, variant->family, variant->user_m, 1, 0, 0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_WAIT(self->fd, -1, "send_eagain", 1, &ki);
+	EXPECT_KE(&ki, "writable", 0);
+	ASSERT_EQ(0, shutdown(self->fd, SHUT_WR));
+	ASSERT_WAIT(self->fd, -1, "writable", 1, &ki);
+	ASSERT_WAIT(self->fd, -1, "peer_closed", 1, &ki);
+	EXPECT_KE(&ki, "kerr", 0);
+	EXPECT_KE(&ki, "rx", 0);
+	ASSERT_NE(0, t_poll(self->fd, POLLIN, KE_WAIT) & (POLLIN | POLLERR));
+	EXPECT_EQ(-1, recv(self->fd, &c, 1, MSG_DONTWAIT));
+	EXPECT_EQ(ECONNRESET, errno);
 	close(self->fd);
 }
 
