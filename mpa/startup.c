@@ -37,10 +37,15 @@ static void mpa_enter_full(struct mpa_conn *c, const struct mpa_params *p)
 	c->tx_held = c->role == MPA_ROLE_RESPONDER;
 	mpa_tx_start(c);
 	/* the parameters before the state: pairs with mpa_tx_prepare() */
-	smp_store_release(&c->state, MPA_STATE_FULL);
-	/* FPDUs may be queued right behind the frame already. */
-	mpa_rx_start(c);
 	mpa_conn_set_state(c, MPA_STATE_FULL);
+	/*
+	 * FPDUs may be queued right behind the frame already: judged after
+	 * the state's event, so that an error's event follows it. The
+	 * socket is locked: a woken reader waits for them; a poller is
+	 * woken again for what they made ready.
+	 */
+	mpa_rx_start(c);
+	mpa_conn_wake(c);
 }
 
 /*

@@ -1608,6 +1608,42 @@ def events_error_crc(t):
 
 
 @test
+def events_error_behind_reply(t):
+    """A raw Responder sends its Reply with an FPDU with a wrong CRC right
+    behind it, in one segment: the module's Initiator judges the FPDU as
+    Full Operation begins, and tells it after that: established-ntf, then
+    error-ntf (code 2), never the error of a connection not yet
+    established."""
+    ns = t.netns()
+    lst = listener(t, ns)
+    init, raw = tcp_pair(t, socket.AF_INET, ns, ns, '127.0.0.1')
+    attach(init, MPA_ROLE_INITIATOR)
+    init.setblocking(False)
+    try:
+        mpa_start(init)
+        raise Fail('a non-blocking MPA_START finished at once')
+    except BlockingIOError:
+        pass
+    eq(recv_exact(raw, 20)[:16], b'MPA ID Req Frame', 'Request key')
+    reply = b'MPA ID Rep Frame' + bytes([0x40, 1]) + struct.pack('>H', 0)
+    raw.sendall(reply + fpdu(b'spoiled behind the Reply', bad_crc=True))
+    p = select.poll()
+    p.register(init, select.POLLOUT | select.POLLERR)
+    check(p.poll(60000), 'the Initiator never finished its startup')
+    init.setblocking(True)
+    eq(get_u32(init, MPA_STATE), MPA_STATE_FULL, 'MPA_STATE')
+    evs = events(lst, 2)
+    eq([n for n, _ in evs], ['established-ntf', 'error-ntf'], 'events')
+    eq(evs[1][1]['err-code'], 'crc', 'error-ntf code')
+    try:
+        init.recv(100)
+        raise Fail('recv() returned the FPDU with a wrong CRC')
+    except OSError as e:
+        oserr(e, errno.EBADMSG, 'recv() of the FPDU behind the Reply')
+    eq(quiet(lst, 0.5), [], 'nothing more')
+
+
+@test
 def events_closed_with_final_counters(t):
     ns = t.netns()
     conn = mpa_pair(t, ns_i=ns, i_kw={'markers': 1}, r_kw={'markers': 1})
