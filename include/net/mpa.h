@@ -111,7 +111,10 @@ struct mpa_kparams {
  *	ULPDUs are still held: mpa_ksend() fails with -EPIPE), and a later
  *	reset or timeout is still told by @error. Held back, like @error,
  *	until mpa_kresume() while @ulpdu refused a ULPDU
- * @writable: mpa_ksend() failed with -EAGAIN earlier; there is room now
+ * @writable: mpa_ksend() failed with -EAGAIN earlier; a send no longer
+ *	waits now: there is room, or (a Responder whose ULPDUs are held,
+ *	after @error or @closed: the hold can never end) mpa_ksend() fails
+ *	at once with that errno
  *
  * Context: every callback runs in process context with the socket locked,
  * from MPA's work item or from the consumer's own call into MPA. A callback

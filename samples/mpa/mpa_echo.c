@@ -132,6 +132,10 @@ static unsigned int greet;
 module_param(greet, uint, 0644);
 MODULE_PARM_DESC(greet, "Responder: once established, send ULPDUs of this many octets (ULPDU k filled by t_fill(5000 + k)) until mpa_ksend() says -EAGAIN (0: do not)");
 
+static bool greet_retry;
+module_param(greet_retry, bool, 0644);
+MODULE_PARM_DESC(greet_retry, "Responder: the writable callback greets again, from the ULPDU where the greeting stopped");
+
 static unsigned int greet_max = 64 << 20;
 module_param(greet_max, uint, 0644);
 MODULE_PARM_DESC(greet_max, "Responder: greet with at most this many octets");
@@ -180,6 +184,7 @@ static const char * const echo_phase_names[] = {
  * @gfp: allocation flags of our own pages (GFP_NOIO with noio)
  * @greet: Responder: the size of the greeting's ULPDUs, 0 for none
  * @greet_max: Responder: octets the greeting sends at most
+ * @greet_retry: Responder: the writable callback greets again
  * @answer_ms: Responder: answer the Request this late
  * @reject: Responder: reject the Request
  * @peer: the peer's address
@@ -209,8 +214,11 @@ static const char * const echo_phase_names[] = {
  * @refused: ULPDUs we left queued (-EAGAIN from the ulpdu callback)
  * @resumes: mpa_kresume() calls
  * @send_eagain: mpa_ksend() said -EAGAIN
- * @writable: the writable callback told us of room again
+ * @send_epipe: mpa_ksend() said -EPIPE
+ * @writable: the writable callback ran: room again, or a send no longer
+ *	waits (a hold that never ends: mpa_ksend() fails at once)
  * @greeted: Responder: ULPDUs of the greeting sent
+ * @greet_runs: Responder: greetings that ended (the first, and retries)
  * @verified: Initiator: ULPDUs that came back unchanged
  * @bad: Initiator: ULPDUs that came back different
  * @take_next: slow consumer: the next ULPDU may be taken
@@ -243,6 +251,7 @@ struct echo_conn {
 	gfp_t gfp;
 	u32 greet;
 	u32 greet_max;
+	bool greet_retry;
 	unsigned int answer_ms;
 	bool reject;
 	struct sockaddr_storage peer;
@@ -273,8 +282,10 @@ struct echo_conn {
 	u64 refused;
 	u64 resumes;
 	u64 send_eagain;
+	u64 send_epipe;
 	u64 writable;
 	u64 greeted;
+	u64 greet_runs;
 	u64 verified;
 	u64 bad;
 	bool take_next;
@@ -454,6 +465,8 @@ static int echo_tx_send(struct echo_conn *ec, struct mpa_conn *c,
 			ec->send_eagain++;
 		else
 			ec->kerr = ret;
+		if (ret == -EPIPE)
+			ec->send_epipe++;
 		spin_unlock(&ec->lock);
 		return ret;
 	}
@@ -515,16 +528,18 @@ static void echo_send_work(struct work_struct *w)
 /*
  * Responder: greet the Initiator with ULPDUs of our own before it sent
  * anything. MPA holds them (R-7.1.2-15), charged to the send buffer, until
- * mpa_ksend() says it is full; we stop there (or at greet_max octets).
+ * mpa_ksend() says it is full; we stop there (or at greet_max octets). With
+ * greet_retry the writable callback starts the greeting again.
  */
 static void echo_greet_work(struct work_struct *w)
 {
 	struct echo_conn *ec = container_of(w, struct echo_conn, greet_work);
-	u64 sent = 0, k = 0;
 	struct echo_tx *tx;
+	u64 sent = 0, k;
 	int ret;
 
 	mutex_lock(&ec->mu);
+	k = ec->greeted;	/* a retry goes on from there */
 	while (ec->c && !READ_ONCE(ec->dying) &&
 	       sent + ec->greet <= ec->greet_max) {
 		tx = echo_tx_alloc(ec, ec->greet);
@@ -547,6 +562,9 @@ static void echo_greet_work(struct work_struct *w)
 		ec->greeted = k;
 		spin_unlock(&ec->lock);
 	}
+	spin_lock(&ec->lock);
+	ec->greet_runs++;
+	spin_unlock(&ec->lock);
 	mutex_unlock(&ec->mu);
 }
 
@@ -873,6 +891,8 @@ static void echo_writable(struct mpa_conn *c, void *priv)
 	spin_unlock(&ec->lock);
 	if (ec->role == MPA_ROLE_INITIATOR)
 		echo_queue_delayed(ec, &ec->send_work, 0);
+	else if (ec->greet && ec->greet_retry)
+		echo_queue(ec, &ec->greet_work);
 	else if (ec->inline_resume)
 		mpa_kresume(c);
 	else
@@ -947,6 +967,7 @@ static struct echo_conn *echo_conn_new(u32 role, const struct echo_init *in)
 		ec->reject = READ_ONCE(reject);
 		ec->greet = min_t(u32, READ_ONCE(greet), MPA_MAX_ULPDU);
 		ec->greet_max = READ_ONCE(greet_max);
+		ec->greet_retry = READ_ONCE(greet_retry);
 		if (ec->sink) {
 			ec->buf = kvmalloc(MPA_MAX_ULPDU, GFP_KERNEL);
 			if (!ec->buf)
@@ -1314,10 +1335,11 @@ static void echo_show_one(struct seq_file *m, struct echo_conn *ec)
 	seq_printf(m, " tx=%llu tx_octets=%llu tx_done=%llu",
 		   ec->tx_ulpdus, ec->tx_octets,
 		   (u64)atomic64_read(&ec->tx_done));
-	seq_printf(m, " refused=%llu resumes=%llu send_eagain=%llu writable=%llu",
-		   ec->refused, ec->resumes, ec->send_eagain, ec->writable);
-	seq_printf(m, " greeted=%llu noio=%d", ec->greeted,
-		   ec->gfp == GFP_NOIO);
+	seq_printf(m, " refused=%llu resumes=%llu send_eagain=%llu send_epipe=%llu writable=%llu",
+		   ec->refused, ec->resumes, ec->send_eagain, ec->send_epipe,
+		   ec->writable);
+	seq_printf(m, " greeted=%llu greet_runs=%llu noio=%d", ec->greeted,
+		   ec->greet_runs, ec->gfp == GFP_NOIO);
 	seq_printf(m, " sent=%u total=%u verified=%llu bad=%llu",
 		   ec->next_tx, ec->total, ec->verified, ec->bad);
 	seq_printf(m, " err_code=%u err_reason=%u err_errno=%d kerr=%d",
