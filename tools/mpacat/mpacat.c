@@ -1182,6 +1182,21 @@ static int next_ulpdu(const struct options *o, struct xfer *x)
 	return 0;
 }
 
+/* Whether our sends are still held (a Responder before the first FPDU). */
+static bool tx_held(int fd)
+{
+	struct mpa_result r;
+
+	return !get_result(fd, &r) && (r.flags & MPA_RESULT_TX_HELD);
+}
+
+/* A Responder's @n ULPDUs, held or refused, that can never go */
+static void note_never_sent(unsigned long n)
+{
+	note("peer closed before its first FPDU: %lu ULPDUs never sent (R-7.1.2-15)",
+	     n);
+}
+
 /* Send the ULPDU that is ready. Returns 0 (sent or EAGAIN), -1 on error. */
 static int send_ulpdu(const struct options *o, struct xfer *x)
 {
@@ -1191,6 +1206,11 @@ static int send_ulpdu(const struct options *o, struct xfer *x)
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EINTR)
 			return 0;
+		/* held for good: the peer's FIN came first (exchange_end()) */
+		if (errno == EPIPE && tx_held(x->fd)) {
+			note_never_sent(x->tx_count + 1);
+			return -1;
+		}
 		mpa_fail(x->fd, "send", errno);
 		return -1;
 	}
@@ -1205,14 +1225,6 @@ static int send_ulpdu(const struct options *o, struct xfer *x)
 		     x->tx_len, crc32c(x->tx, x->tx_len));
 	x->tx_ready = false;
 	return 0;
-}
-
-/* Whether our sends are still held (a Responder before the first FPDU). */
-static bool tx_held(int fd)
-{
-	struct mpa_result r;
-
-	return !get_result(fd, &r) && (r.flags & MPA_RESULT_TX_HELD);
 }
 
 /* Read more of standard input. */
@@ -1236,13 +1248,13 @@ static int read_stdin(struct xfer *x)
 /*
  * The peer closed and we are done. A Responder whose sends are still held
  * never sent them: the Initiator closed before its first FPDU (as a peer
- * that refused our Reply does), which is a failure, not a clean end.
+ * that refused our Reply does), which is a failure, not a clean end. (A
+ * send after that FIN fails with EPIPE: send_ulpdu() says the same.)
  */
 static int exchange_end(int fd, const struct xfer *x)
 {
 	if (x->tx_count && tx_held(fd)) {
-		note("peer closed before its first FPDU: %lu held ULPDUs never sent (R-7.1.2-15)",
-		     x->tx_count);
+		note_never_sent(x->tx_count);
 		return -1;
 	}
 	return 0;
