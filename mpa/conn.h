@@ -64,17 +64,6 @@ struct mpa_tx_rec {
 };
 
 /**
- * struct mpa_tx_pre - an FPDU built before the socket was locked
- * @lo: its layout: without Markers, the same wherever it goes in the stream
- * @bv: its whole wire image, in the task's page fragment; we hold a
- *	reference
- */
-struct mpa_tx_pre {
-	struct mpa_fpdu_layout lo;
-	struct bio_vec bv;
-};
-
-/**
  * struct mpa_startup - what only the startup phase needs
  * @neg: Responder: the negotiation of the Request, for the Reply
  * @deadline: when the startup times out (jiffies), if it does
@@ -557,10 +546,7 @@ void mpa_tx_start(struct mpa_conn *c);
 int mpa_tx_pages(struct mpa_conn *c, const struct bio_vec *bv,
 		 unsigned int nr_bv, u32 len, struct ubuf_info *uarg);
 bool mpa_tx_room(const struct mpa_conn *c);
-bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg, size_t size,
-		    struct mpa_tx_pre *pre);
-int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
-		   struct mpa_tx_pre *pre);
+int mpa_tx_send(struct mpa_conn *c, struct msghdr *msg, size_t size);
 int mpa_tx_push(struct mpa_conn *c);
 void mpa_tx_run_kick(struct mpa_conn *c);
 u32 mpa_tx_uncount(struct mpa_conn *c, u32 extra);

@@ -648,19 +648,12 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 
 again:
 	if (mpa_conn_full(c)) {
-		struct mpa_tx_pre pre;
-		bool built;
-
 		if (unlikely(msg->msg_controllen)) {
 			ret = mpa_sendmsg_cmsg(sk, msg);
 			if (ret)
 				return ret;
 		}
-		built = mpa_tx_prepare(c, msg, size, &pre);
-
-		lock_sock(sk);
-		ret = mpa_tx_sendmsg(c, msg, size, built ? &pre : NULL);
-		release_sock(sk);
+		ret = mpa_tx_send(c, msg, size);
 		/*
 		 * Full Operation ended meanwhile: the Initiator refused the
 		 * Reply (plain stream), or the startup failed (its error)

@@ -41,6 +41,17 @@
 
 #include "conn.h"
 
+/**
+ * struct mpa_tx_pre - an FPDU built before the socket was locked
+ * @lo: its layout: without Markers, the same wherever it goes in the stream
+ * @bv: its whole wire image, in the task's page fragment; we hold a
+ *	reference
+ */
+struct mpa_tx_pre {
+	struct mpa_fpdu_layout lo;
+	struct bio_vec bv;
+};
+
 /*
  * Charge @n more octets of @r: TCP's memory accounting first, which may
  * refuse (tcp_mem, the memory cgroup's limit), then the send buffer.
@@ -281,8 +292,9 @@ static bool mpa_tx_crc_on(const struct mpa_conn *c)
  * us) in ranges of up to MPA_TX_CRC_BATCH octets as they are written, so
  * a small FPDU takes one CRC call. Without @crc_on the CRC field is zero.
  */
-static int mpa_tx_fill_linear(const struct mpa_fpdu_layout *lo, u8 *va,
-			      struct iov_iter *from, bool crc_on)
+static __always_inline int
+mpa_tx_fill_linear(const struct mpa_fpdu_layout *lo, u8 *va,
+		   struct iov_iter *from, bool crc_on)
 {
 	u32 crc = mpa_crc_init(), done = 0;	/* summed: [0, done) */
 	struct mpa_piece_iter it;
@@ -745,8 +757,9 @@ static bool mpa_tx_frags_over(const struct mpa_tx_rec *r, u32 len,
  * The MSS is TCP's mss_cache (ambiguity A13): what TCP segments with,
  * unless it is sending SACK blocks.
  */
-static void mpa_tx_align(struct mpa_conn *c, u32 len,
-			 const struct mpa_tx_rec *r, bool copied)
+static __always_inline void mpa_tx_align(struct mpa_conn *c, u32 len,
+					 const struct mpa_tx_rec *r,
+					 bool copied)
 {
 	struct sock *sk = c->sk;
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -820,9 +833,9 @@ static u32 mpa_tx_skew(const struct mpa_fpdu_layout *lo, u32 off)
  * point @bv at it. Return: 0; -ENOMEM when @pf has no room for it, with
  * nothing done; or -EFAULT from the copy, @pf unchanged.
  */
-static int mpa_tx_build(struct page_frag *pf, gfp_t gfp,
-			const struct mpa_fpdu_layout *lo, struct iov_iter *from,
-			bool crc_on, struct bio_vec *bv)
+static __always_inline int
+mpa_tx_build(struct page_frag *pf, gfp_t gfp, const struct mpa_fpdu_layout *lo,
+	     struct iov_iter *from, bool crc_on, struct bio_vec *bv)
 {
 	u32 skew;
 	int ret;
@@ -905,7 +918,7 @@ static bool mpa_tx_direct_ok(const struct mpa_conn *c,
  * it anyway (its progress guarantee: up to tcp_wmem[0] queued, the FPDU
  * and a new skb's head included).
  */
-static bool mpa_tx_takes_whole(struct sock *sk, u32 len)
+static __always_inline bool mpa_tx_takes_whole(struct sock *sk, u32 len)
 {
 	struct sk_buff *tail = tcp_write_queue_tail(sk);
 
@@ -975,8 +988,10 @@ static int mpa_tx_abort(struct mpa_conn *c)
  * Return: 0 when the FPDU is accepted (taken by TCP, or queued), or a
  * negative errno.
  */
-static int mpa_tx_hand(struct mpa_conn *c, const struct mpa_fpdu_layout *lo,
-		       struct bio_vec *bv, struct iov_iter *from)
+static __always_inline int mpa_tx_hand(struct mpa_conn *c,
+				       const struct mpa_fpdu_layout *lo,
+				       struct bio_vec *bv,
+				       struct iov_iter *from)
 {
 	struct sock *sk = c->sk;
 	struct msghdr msg = {};
@@ -1692,8 +1707,8 @@ static int mpa_tx_wait(struct mpa_conn *c, long *timeo,
  * Return: true if @pre holds the FPDU, the caller's iterator moved past
  * the ULPDU; false with nothing done.
  */
-bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg, size_t size,
-		    struct mpa_tx_pre *pre)
+static bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg,
+			   size_t size, struct mpa_tx_pre *pre)
 {
 	struct sock *sk = c->sk;
 	size_t left;
@@ -1711,7 +1726,7 @@ bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg, size_t size,
 	    !sk->sk_use_task_frag || READ_ONCE(c->tx_open) ||
 	    !sk_stream_memory_free(sk))
 		return false;
-	mpa_fpdu_layout(&pre->lo, 0, false, size);
+	mpa_fpdu_layout_plain(&pre->lo, 0, size);
 	if (!mpa_tx_fits_segment(c, &pre->lo))
 		return false;
 	left = iov_iter_count(&msg->msg_iter);
@@ -1740,7 +1755,8 @@ static void mpa_tx_pre_drop(struct msghdr *msg, struct mpa_tx_pre *pre)
  * dropped, or the run's), or a negative errno with nothing accepted (@pre
  * is kept).
  */
-static int mpa_tx_pre_send(struct mpa_conn *c, struct mpa_tx_pre *pre)
+static __always_inline int mpa_tx_pre_send(struct mpa_conn *c,
+					   struct mpa_tx_pre *pre)
 {
 	int ret;
 
@@ -1768,8 +1784,9 @@ static int mpa_tx_pre_send(struct mpa_conn *c, struct mpa_tx_pre *pre)
  * Initiator refused the Reply, or the rest of a Responder's Reply could
  * not go).
  */
-int mpa_tx_sendmsg(struct mpa_conn *c, struct msghdr *msg, size_t size,
-		   struct mpa_tx_pre *pre)
+static __always_inline int mpa_tx_sendmsg(struct mpa_conn *c,
+					  struct msghdr *msg, size_t size,
+					  struct mpa_tx_pre *pre)
 {
 	struct sock *sk = c->sk;
 	bool more = msg->msg_flags & MSG_MORE;
@@ -1886,6 +1903,36 @@ error:
 out:
 	if (pre)
 		mpa_tx_pre_drop(msg, pre);
+	return ret;
+}
+
+/**
+ * mpa_tx_send() - send one ULPDU, or a part of one with MSG_MORE
+ * @c: the connection, in Full Operation; socket not locked
+ * @msg: the data
+ * @size: its length
+ *
+ * Builds a small ULPDU's FPDU before it takes the socket lock
+ * (mpa_tx_prepare()), then frames and queues under the lock
+ * (mpa_tx_sendmsg()). Both, and the helpers of the common case (a ULPDU
+ * whose FPDU fits a segment and goes to TCP straight), are inlined here:
+ * each call saved is a prologue, an epilogue and a return thunk per
+ * send, and the sender of MULPDU-sized ULPDUs is the end that limits
+ * the stream (make bench, its "sides" part).
+ *
+ * Return: as mpa_tx_sendmsg().
+ */
+int mpa_tx_send(struct mpa_conn *c, struct msghdr *msg, size_t size)
+{
+	struct sock *sk = c->sk;
+	struct mpa_tx_pre pre;
+	bool built;
+	int ret;
+
+	built = mpa_tx_prepare(c, msg, size, &pre);
+	lock_sock(sk);
+	ret = mpa_tx_sendmsg(c, msg, size, built ? &pre : NULL);
+	release_sock(sk);
 	return ret;
 }
 

@@ -243,6 +243,30 @@ static inline u32 mpa_fpdu_hdr_off(u32 pos, bool markers)
 	return markers && mpa_marker_at(pos) ? MPA_MARKER_SIZE : 0;
 }
 
+/**
+ * mpa_fpdu_layout_plain() - mpa_fpdu_layout() without Markers
+ * @lo: layout to fill
+ * @pos: stream position of the span's first octet, relative to SeqStart
+ * @ulpdu_len: ULPDU_Length, at most %MPA_MAX_ULPDU (the caller's check)
+ *
+ * The layout of every FPDU of a direction without Markers, inline for the
+ * sender's common case.
+ */
+static inline void mpa_fpdu_layout_plain(struct mpa_fpdu_layout *lo, u32 pos,
+					 u32 ulpdu_len)
+{
+	lo->pos = pos;
+	lo->ulpdu_len = ulpdu_len;
+	lo->markers = false;
+	lo->lead_marker = false;
+	lo->pad = mpa_fpdu_pad(ulpdu_len);
+	lo->framed = MPA_FPDU_OVERHEAD + ulpdu_len + lo->pad;
+	lo->hdr_off = 0;
+	lo->first_ptr = 0;
+	lo->nr_markers = 0;
+	lo->span = lo->framed;
+}
+
 int mpa_fpdu_layout(struct mpa_fpdu_layout *lo, u32 pos, bool markers,
 		    u32 ulpdu_len);
 bool mpa_fpdu_next_piece(const struct mpa_fpdu_layout *lo,

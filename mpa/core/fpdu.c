@@ -49,17 +49,11 @@ int mpa_fpdu_layout(struct mpa_fpdu_layout *lo, u32 pos, bool markers,
 	if (markers && (pos & 3))
 		return -EINVAL;
 
-	lo->pos = pos;
-	lo->ulpdu_len = ulpdu_len;
-	lo->markers = markers;
-	lo->pad = mpa_fpdu_pad(ulpdu_len);
-	lo->framed = MPA_FPDU_OVERHEAD + ulpdu_len + lo->pad;
-	lo->lead_marker = markers && mpa_marker_at(pos);
-	lo->hdr_off = lo->lead_marker ? MPA_MARKER_SIZE : 0;
-	lo->first_ptr = 0;
-	lo->nr_markers = 0;
-
+	mpa_fpdu_layout_plain(lo, pos, ulpdu_len);
 	if (markers) {
+		lo->markers = true;
+		lo->lead_marker = mpa_marker_at(pos);
+		lo->hdr_off = lo->lead_marker ? MPA_MARKER_SIZE : 0;
 		/*
 		 * Distance from ULPDU_Length to the next Marker, 32-bit wrap
 		 * included (R-4.3-6).  It is never 0: a Marker at the header
@@ -78,9 +72,9 @@ int mpa_fpdu_layout(struct mpa_fpdu_layout *lo, u32 pos, bool markers,
 			lo->nr_markers = (lo->framed - first - 1) /
 					 MPA_MARKER_STRIDE + 1;
 		}
+		lo->span = lo->hdr_off + lo->framed +
+			   lo->nr_markers * MPA_MARKER_SIZE;
 	}
-	lo->span = lo->hdr_off + lo->framed +
-		   lo->nr_markers * MPA_MARKER_SIZE;
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(mpa_fpdu_layout);
