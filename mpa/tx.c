@@ -1076,9 +1076,10 @@ static int mpa_tx_direct(struct mpa_conn *c, struct iov_iter *from, u32 len)
  * TCP's write queue is empty, so that the ACK's own push has nothing of
  * ours to send first and then hold the run behind it.
  *
- * A run never grows past one segment (the MSS): it goes to TCP like one
- * FPDU of its length, placed by mpa_tx_align(), so no FPDU in it crosses
- * a segment. It is charged to the send buffer and to TCP's memory
+ * A run never grows past one segment (the MSS), and goes to TCP at once
+ * when it comes to one, as TCP sends a full segment at once: it goes to
+ * TCP like one FPDU of its length, placed by mpa_tx_align(), so no FPDU
+ * in it crosses a segment. It is charged to the send buffer and to TCP's memory
  * accounting as queued FPDUs are and holds a reference on its page for
  * each FPDU in it. Nothing overtakes it: while it waits no FPDU goes to
  * TCP straight (mpa_tx_direct_ok()), and mpa_tx_push() hands it to TCP
@@ -1170,7 +1171,8 @@ static int mpa_tx_run_flush(struct mpa_conn *c, bool closing)
 /*
  * Keep the FPDU @pre in the run, or start one with it, when TCP would
  * hold it back now (mpa_tx_nagle_holds()) and it could go to TCP at once
- * otherwise (mpa_tx_may_hand()). A run it cannot join goes to TCP first.
+ * otherwise (mpa_tx_may_hand()). A run it cannot join goes to TCP first;
+ * a run it fills to a whole segment goes to TCP with it.
  * Return: true when @pre joined the run, with its page reference.
  */
 static bool mpa_tx_run_add(struct mpa_conn *c, struct mpa_tx_pre *pre)
@@ -1205,6 +1207,12 @@ static bool mpa_tx_run_add(struct mpa_conn *c, struct mpa_tx_pre *pre)
 	c->tx_pos += span;
 	/* TCP calls sk_write_space() after an ACK only with this set */
 	set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+	/*
+	 * A whole segment: TCP would send it now, whatever Nagle's algorithm
+	 * holds back (tcp_nagle_test()), and so the run goes now
+	 */
+	if (run->bv_len >= mss)
+		mpa_tx_run_flush(c, false);
 	return true;
 }
 

@@ -775,6 +775,101 @@ static void burst(struct __test_metadata *_metadata, int tx, int rx,
 	}
 }
 
+/*
+ * run_full: a run (mpa/tx.c) that comes to a whole segment goes to TCP at
+ * once, as TCP sends a full segment whatever Nagle's algorithm holds back.
+ * TCP_MAXSEG 1460: an MSS of 1448 with timestamps. With nothing in
+ * flight the first, small FPDU goes at once; the receiver delays its ACKs
+ * (TCP_QUICKACK off) and reads nothing meanwhile, so it stays
+ * unacknowledged: TCP would hold the next small one, and
+ * MPA keeps it in a run; the next fills the run to a whole segment (each
+ * ULPDU starts on an 8-octet boundary of the page fragment, mpa_tx_skew():
+ * FPDUs whose spans are multiples of 8 lie back to back, as a run needs).
+ * TCP must have taken it by the time that send returns (its count of the
+ * octets it took, TCP_INFO), not once the delayed ACK (40 ms or more)
+ * comes back.
+ */
+FIXTURE(run_full)
+{
+	int i, r;
+};
+
+FIXTURE_VARIANT(run_full)
+{
+	int family;
+	bool crc;
+};
+
+FIXTURE_VARIANT_ADD(run_full, v4)
+{
+	.family = AF_INET, .crc = true,
+};
+
+FIXTURE_VARIANT_ADD(run_full, v6_crc_off)
+{
+	.family = AF_INET6, .crc = false,
+};
+
+FIXTURE_SETUP(run_full)
+{
+	struct t_pair_opts o = { .mss = 1460 };
+	struct mpa_t_policy saved;
+
+	pair_setup(_metadata, &saved, variant->family, &o, false, false,
+		   variant->crc, &self->i, &self->r);
+}
+
+FIXTURE_TEARDOWN(run_full)
+{
+	close(self->i);
+	close(self->r);
+}
+
+TEST_F(run_full, goes_at_once)
+{
+	/* spans 16, 720 and 728: a multiple of 8, so back to back */
+	static const size_t sizes[] = { 8, 714, 722 };
+	int tx = self->i, rx = self->r, off = 0, mss, fl;
+	socklen_t len = sizeof(mss);
+	long long base, wire = 0;
+	unsigned int round;
+	size_t k, j;
+	ssize_t r;
+
+	ASSERT_EQ(0, getsockopt(tx, SOL_TCP, TCP_MAXSEG, &mss, &len));
+	ASSERT_EQ(1448, mss);
+	for (k = 0; k < ARRAY_SIZE(sizes); k++)
+		wire += t_fpdu_wire(0, false, sizes[k]);
+	ASSERT_EQ(16 + 1448, wire);
+	for (round = 0; round < 4; round++) {
+		/* nothing in flight: the first FPDU goes at once */
+		ASSERT_EQ(0, t_wait_acked(tx, 20000));
+		ASSERT_EQ(0, setsockopt(rx, SOL_TCP, TCP_QUICKACK, &off,
+					sizeof(off)));
+		base = t_tcp_taken(tx);
+		ASSERT_LE(0, base);
+		for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+			for (j = 0; j < sizes[k]; j++)
+				tx_buf[j] = (uint8_t)(j * 7 + round + k);
+			ASSERT_EQ((ssize_t)sizes[k],
+				  send(tx, tx_buf, sizes[k], MSG_NOSIGNAL));
+		}
+		EXPECT_EQ(base + wire, t_tcp_taken(tx))
+			TH_LOG("round %u: a run of one whole segment held back",
+			       round);
+		for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+			for (j = 0; j < sizes[k]; j++)
+				exp_buf[j] = (uint8_t)(j * 7 + round + k);
+			r = t_recv_flags(rx, rx_buf, T_BUF, 0, &fl);
+			ASSERT_EQ((ssize_t)sizes[k], r)
+				TH_LOG("round %u, ULPDU %zu: errno %d", round,
+				       k, r < 0 ? errno : 0);
+			EXPECT_EQ(MSG_EOR, fl & MSG_EOR);
+			EXPECT_BYTES(exp_buf, rx_buf, sizes[k]);
+		}
+	}
+}
+
 /* Bursts both ways, each the reply to the other; every FPDU counted once. */
 TEST_F(data, burst_then_wait)
 {
