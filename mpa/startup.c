@@ -21,6 +21,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
+#include <kunit/visibility.h>
 #include <net/tcp.h>
 
 #include "conn.h"
@@ -644,6 +645,13 @@ static int mpa_startup_refuse(struct mpa_conn *c)
 	if (mpa_conn_state(c) != MPA_STATE_FULL)
 		return -EINVAL;
 	/*
+	 * Octets that came while the socket was owned (by this caller, or by
+	 * the work that runs a kernel consumer's callback) wait in its
+	 * backlog: into TCP's receive queue with them first, where the
+	 * machine sees them (mpa_rx_data_ready()), as it saw those before
+	 */
+	sk_flush_backlog(c->sk);
+	/*
 	 * The reset (or TCP's timeout) was seen, and told: no TCP to keep
 	 * open. One not seen yet is the plain stream's to tell.
 	 */
@@ -729,6 +737,7 @@ int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
 	/* TCP could not take the Reply (it closed meanwhile): failed */
 	return mpa_conn_state(c) == MPA_STATE_FAILED ? -c->err.errnum : 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(mpa_startup_answer);
 
 /**
  * mpa_startup_frame_received() - has the Responder's wait for a Request, or

@@ -627,6 +627,56 @@ static void kapi_refuse_after_reset(struct kunit *test)
 }
 
 /*
+ * Octets of an FPDU from the Responder (against R-7.1.2-15) that came while
+ * the Initiator's socket was owned wait in its backlog: a refusal of the
+ * Reply made then (R-7.1.2-13) must see them first, as it sees those in
+ * TCP's receive queue: -EISCONN, Full Operation stays. It used to leave
+ * MPA, and the octets went to the plain stream, framing and all.
+ */
+static void kapi_refuse_fpdu_in_backlog(struct kunit *test)
+{
+	static const char rep[] = "MPA ID Rep Frame\x40\x01\x00\x00";
+	static const struct mpa_kparams ip = { .role = MPA_ROLE_INITIATOR };
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test);
+	struct sock *csk = pair->client->sk;
+	struct task_struct *t;
+	bool queued = false;
+	unsigned long end;
+	struct mpa_conn *ci;
+	u8 state;
+	int ret;
+
+	ci = kapi_attach(test, pair->client, &ip, ei);
+	KUNIT_ASSERT_EQ(test, 20, kapi_send_raw(pair->server, rep, 20));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+
+	lock_sock(csk);
+	/*
+	 * From a thread of its own (its socket's lock is of the same class
+	 * as ours): ULPDU_Length 0x4650 and the first octets of its ULPDU
+	 */
+	ei->early = pair->server;
+	init_completion(&ei->early_sent);
+	t = kthread_run(kapi_early_send, ei, "mpa_kunit_early");
+	ret = IS_ERR(t) ? PTR_ERR(t) : 0;
+	if (!ret)
+		wait_for_completion(&ei->early_sent);
+	/* the readiness signal: the segment is in the backlog */
+	end = jiffies + KAPI_WAIT;
+	while (!ret && !(queued = READ_ONCE(csk->sk_backlog.tail)) &&
+	       time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	ret = !ret && ei->early_ret == 4 && queued ?
+	      mpa_startup_answer(ci, true, NULL, 0) : -ENOSPC;
+	state = mpa_conn_state(ci);
+	release_sock(csk);
+	KUNIT_ASSERT_NE_MSG(test, -ENOSPC, ret, "no segment in the backlog");
+	KUNIT_EXPECT_EQ(test, -EISCONN, ret);
+	KUNIT_EXPECT_EQ(test, (u8)MPA_STATE_FULL, state);
+}
+
+/*
  * A peer answers before the Initiator's Request is all out (earlier stream
  * data fills TCP's send buffer, the peer reads none of it), then resets.
  * The startup was over and told (the reply callback, then established):
@@ -1583,6 +1633,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_accept_later),
 	KUNIT_CASE(kapi_abort_in_ulpdu),
 	KUNIT_CASE(kapi_refuse_after_reset),
+	KUNIT_CASE(kapi_refuse_fpdu_in_backlog),
 	KUNIT_CASE(kapi_reply_before_request_out),
 	KUNIT_CASE(kapi_refuse_resume_loop),
 	KUNIT_CASE(kapi_run_without_sg),
