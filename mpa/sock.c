@@ -295,6 +295,12 @@ static int mpa_opt_answer(struct mpa_conn *c, bool reject, sockptr_t optval,
 	long timeo;
 	int ret;
 
+	/*
+	 * An Initiator's answer takes no Private Data at all: EINVAL for
+	 * any, whatever its length or address (mpa_startup_answer())
+	 */
+	if (c->role == MPA_ROLE_INITIATOR)
+		return mpa_startup_answer(c, reject, NULL, optlen);
 	if (optlen > sizeof(pd))
 		return -EMSGSIZE;
 	if (copy_from_sockptr(pd, optval, optlen))

@@ -1587,6 +1587,7 @@ static void unwelcome_reply(struct __test_metadata *_metadata,
  */
 TEST_F(raw, initiator_refuses_reply_pd)
 {
+	static const char big[MPA_MAX_PRIVATE_DATA + 1];
 	struct mpa_result res;
 	char buf[16];
 
@@ -1600,6 +1601,13 @@ TEST_F(raw, initiator_refuses_reply_pd)
 	EXPECT_BYTES("unwelcome", buf, 9);
 
 	EXPECT_EQ(-1, mpa_answer(INIT, MPA_REJECT, "x", 1));
+	EXPECT_EQ(EINVAL, errno);
+	/* any Private Data: its length or address does not matter */
+	EXPECT_EQ(-1, mpa_answer(INIT, MPA_REJECT, big, sizeof(big)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, mpa_answer(INIT, MPA_REJECT, (void *)8, 4));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, mpa_answer(INIT, MPA_ACCEPT, big, sizeof(big)));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
 	ASSERT_EQ(0, mpa_answer(INIT, MPA_REJECT, NULL, 0));
