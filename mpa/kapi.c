@@ -187,17 +187,23 @@ void mpa_kapi_run(struct mpa_conn *c)
 	c->kbusy = true;
 	WRITE_ONCE(c->kcb_task, current);
 	for (;;) {
+		/*
+		 * Each callback may change the state: the consumer's own
+		 * reject (mpa_kreject(), from writable too), or a failure
+		 */
 		state = mpa_conn_state(c);
-		if (state == c->kseen || !c->kops)
+		if (state != c->kseen && c->kops) {
+			c->kseen = state;
+			mpa_kreport_state(c, state);
+			continue;
+		}
+		if (state != MPA_STATE_FULL)
 			break;
-		c->kseen = state;
-		mpa_kreport_state(c, state);
-	}
-	/*
-	 * A writable callback may resume delivery (mpa_kresume() inside a
-	 * callback only clears kpaused): deliver until nothing changes.
-	 */
-	while (state == MPA_STATE_FULL) {
+		/*
+		 * A writable callback may resume delivery (mpa_kresume()
+		 * inside a callback only clears kpaused): deliver until
+		 * nothing changes.
+		 */
 		mpa_kdeliver(c);
 		if (!c->kops || !c->kwant_room)
 			break;

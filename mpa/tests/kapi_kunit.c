@@ -57,6 +57,8 @@ struct kapi_end {
 	bool detach_in_reply;	/* the reply callback detaches */
 	bool detach_in_ulpdu;	/* the ulpdu callback takes it, then detaches */
 	struct completion detached;	/* ...and mpa_kdetach() returned */
+	bool fin_in_writable;	/* writable: @early sends its FIN, then reject */
+	struct completion writable;	/* the writable callback ran */
 };
 
 static void kapi_resume_bh(struct tasklet_struct *t)
@@ -79,6 +81,7 @@ static struct kapi_end *kapi_end_new(struct kunit *test)
 	init_completion(&e->tx_done);
 	init_completion(&e->failed);
 	init_completion(&e->detached);
+	init_completion(&e->writable);
 	tasklet_setup(&e->resume, kapi_resume_bh);
 	return e;
 }
@@ -230,6 +233,39 @@ static void kapi_closed(struct mpa_conn *c, void *priv)
 	complete(&((struct kapi_end *)priv)->closed);
 }
 
+static int kapi_early_fin(void *arg)
+{
+	struct kapi_end *e = arg;
+
+	e->early_ret = kernel_sock_shutdown(e->early, SHUT_WR);
+	complete(&e->early_sent);
+	return 0;
+}
+
+/*
+ * With fin_in_writable, the peer's FIN comes while the work owns the
+ * socket (its backlog), then the Initiator refuses the Reply.
+ */
+static void kapi_writable(struct mpa_conn *c, void *priv)
+{
+	struct kapi_end *e = priv;
+	struct task_struct *t;
+	unsigned long end;
+
+	if (e->fin_in_writable && e->early) {
+		t = kthread_run(kapi_early_fin, e, "mpa_kunit_early");
+		if (!IS_ERR(t)) {
+			wait_for_completion(&e->early_sent);
+			end = jiffies + KAPI_WAIT;
+			while (!READ_ONCE(c->sk->sk_backlog.tail) &&
+			       time_before(jiffies, end))
+				usleep_range(1000, 2000);
+			e->answer_ret = mpa_kreject(c, NULL, 0);
+		}
+	}
+	complete(&e->writable);
+}
+
 static const struct mpa_kops kapi_ops = {
 	.request = kapi_request,
 	.reply = kapi_reply,
@@ -237,6 +273,7 @@ static const struct mpa_kops kapi_ops = {
 	.ulpdu = kapi_ulpdu,
 	.error = kapi_error,
 	.closed = kapi_closed,
+	.writable = kapi_writable,
 };
 
 static void kapi_tx_done(struct mpa_ktx *tx)
@@ -674,6 +711,65 @@ static void kapi_refuse_fpdu_in_backlog(struct kunit *test)
 	KUNIT_ASSERT_NE_MSG(test, -ENOSPC, ret, "no segment in the backlog");
 	KUNIT_EXPECT_EQ(test, -EISCONN, ret);
 	KUNIT_EXPECT_EQ(test, (u8)MPA_STATE_FULL, state);
+}
+
+/*
+ * An Initiator that waits for room (mpa_ksend() said -EAGAIN: earlier
+ * stream data fills TCP's send buffer, the peer reads none of it)
+ * refuses the Reply (R-7.1.2-13) from its writable callback, the peer's
+ * FIN having come meanwhile: no callback follows its own reject
+ * (mpa_kreject()). The run of callbacks used to go on as in Full
+ * Operation, and told it of the FIN (closed).
+ */
+static void kapi_refuse_in_writable(struct kunit *test)
+{
+	static const char rep[] = "MPA ID Rep Frame\x40\x01\x00\x00";
+	static const struct mpa_kparams ip = { .role = MPA_ROLE_INITIATOR };
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test);
+	struct page *page = alloc_page(GFP_KERNEL);
+	struct sock *csk = pair->client->sk;
+	static u8 sink[SZ_16K];
+	unsigned long end;
+	struct mpa_conn *ci;
+	struct bio_vec bv;
+	u8 state;
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, kapi_free_page,
+							   page));
+	KUNIT_ASSERT_EQ(test, 0, mpa_test_stuck_sender(pair->client,
+						       pair->server));
+	ci = kapi_attach(test, pair->client, &ip, ei);
+	KUNIT_ASSERT_EQ(test, 20, kapi_send_raw(pair->server, rep, 20));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&ei->established));
+	bvec_set_page(&bv, page, 16, 0);
+	KUNIT_ASSERT_EQ(test, -EAGAIN, mpa_ksend(ci, &bv, 1, 16, NULL));
+
+	ei->early = pair->server;
+	init_completion(&ei->early_sent);
+	ei->fin_in_writable = true;
+	/* the peer reads it all: room, and the writable callback */
+	end = jiffies + KAPI_WAIT;
+	while (!completion_done(&ei->writable) && time_before(jiffies, end)) {
+		struct kvec kv = { .iov_base = sink, .iov_len = sizeof(sink) };
+		struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+
+		if (kernel_recvmsg(pair->server, &msg, &kv, 1, sizeof(sink),
+				   MSG_DONTWAIT) <= 0)
+			usleep_range(1000, 2000);
+	}
+	KUNIT_ASSERT_TRUE(test, completion_done(&ei->writable));
+	/* the rest of that run of callbacks, and any work it queued */
+	flush_work(&ci->work);
+	KUNIT_EXPECT_EQ(test, 0, ei->early_ret);
+	KUNIT_EXPECT_EQ(test, 0, ei->answer_ret);
+	KUNIT_EXPECT_FALSE(test, completion_done(&ei->closed));
+	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
+	lock_sock(csk);
+	state = mpa_conn_state(ci);
+	release_sock(csk);
+	KUNIT_EXPECT_EQ(test, (u8)MPA_STATE_REJECTED, state);
 }
 
 /*
@@ -1634,6 +1730,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_abort_in_ulpdu),
 	KUNIT_CASE(kapi_refuse_after_reset),
 	KUNIT_CASE(kapi_refuse_fpdu_in_backlog),
+	KUNIT_CASE(kapi_refuse_in_writable),
 	KUNIT_CASE(kapi_reply_before_request_out),
 	KUNIT_CASE(kapi_refuse_resume_loop),
 	KUNIT_CASE(kapi_run_without_sg),
