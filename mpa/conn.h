@@ -159,8 +159,8 @@ enum {
  * @rx_done: ULPDU octets of the FPDU already returned
  * @rx_cfill: octets of the FPDU moved into @rx_cbuf (copy mode)
  * @rx_cbuf: copy mode buffer, while an FPDU is in copy mode
- * @rx_csize: its size: the FPDU's span (or its header's while the length
- *	is not known)
+ * @rx_csize: its size: grown as octets come, up to the FPDU's span (its
+ *	header's while the length is not known)
  * @rx_err: sticky receive errno (EBADMSG, EPROTO), 0 while healthy
  * @rx_reset: the reader was told of a reset: end of file from now on
  * @held_eof: a Responder still held (@tx_held) met the peer's FIN at an

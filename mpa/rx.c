@@ -22,10 +22,11 @@
  * seen are moved, as they come, into a buffer of the connection's own
  * (copy mode), which frees TCP's buffer and reopens the window. The wire
  * offset of the FPDU's first @rx_cfill octets is in that buffer, the rest
- * in the queue. The buffer is as large as the FPDU (at most 65288
- * octets), allocated with the socket's allocation flags, charged to the
- * socket's memory cgroup, and freed as soon as the FPDU is consumed or the
- * receive half fails: an idle connection holds none.
+ * in the queue. The buffer grows as the octets come, up to the FPDU's
+ * span (at most 65288 octets); it is allocated with the socket's
+ * allocation flags, charged to the socket's memory cgroup, and freed as
+ * soon as the FPDU is consumed or the receive half fails: an idle
+ * connection holds none.
  *
  * The machine is fed in the socket's data_ready callback (softirq, or the
  * socket owner's backlog processing) and under the socket lock in process
@@ -35,6 +36,7 @@
 #include <linux/export.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/sizes.h>
 #include <linux/uio.h>
 #include <kunit/visibility.h>
 #include <net/tcp.h>
@@ -450,9 +452,26 @@ static int mpa_rx_cbuf_grow(struct mpa_conn *c, u32 size)
 }
 
 /*
+ * The size of the copy mode buffer for @n more octets: what they need, at
+ * least twice what it holds (few copies as it grows) and MPA_RX_CBUF_MIN,
+ * at most what the machine knows the FPDU to be (its header until
+ * ULPDU_Length is read, then its span). Not that span at once: a peer
+ * that announces a large FPDU and sends a few octets of it would have us
+ * hold the whole span, outside TCP's memory accounting, for as long as
+ * it likes, and copy mode starts when memory is short.
+ */
+#define MPA_RX_CBUF_MIN		SZ_4K
+
+static u32 mpa_rx_cbuf_want(const struct mpa_conn *c, u32 n)
+{
+	u32 want = max3(c->rx_cfill + n, 2 * c->rx_csize, (u32)MPA_RX_CBUF_MIN);
+
+	return min(want, mpa_rxm_extent(&c->rxm));
+}
+
+/*
  * Copy mode: move the octets the machine has seen into our own buffer,
- * which is as large as the machine knows the FPDU to be: its header until
- * ULPDU_Length is read, then its span.
+ * grown as they come (mpa_rx_cbuf_want()).
  */
 static void mpa_rx_copyin(struct mpa_conn *c)
 {
@@ -465,7 +484,7 @@ static void mpa_rx_copyin(struct mpa_conn *c)
 
 		if (!n)
 			break;
-		if (mpa_rx_cbuf_grow(c, mpa_rxm_extent(&c->rxm))) {
+		if (mpa_rx_cbuf_grow(c, mpa_rx_cbuf_want(c, n))) {
 			/*
 			 * No memory (or the memory cgroup is at its limit):
 			 * try again soon, as the window may be shut and no

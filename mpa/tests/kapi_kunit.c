@@ -773,6 +773,52 @@ static void kapi_refuse_in_writable(struct kunit *test)
 }
 
 /*
+ * A peer announces a large FPDU and sends a few octets of it, to a
+ * receive buffer so small that copy mode takes them out of TCP's queue:
+ * the copy buffer holds about what came, not the span the peer announced,
+ * which it could leave open for as long as it likes, on many connections,
+ * outside TCP's memory accounting (copy mode starts when memory is short).
+ */
+static void kapi_copy_mode_announced(struct kunit *test)
+{
+	static const char req[] = "MPA ID Req Frame\x40\x01\x00\x00";
+	static const struct mpa_kparams rp = { .role = MPA_ROLE_RESPONDER };
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *er = kapi_end_new(test);
+	struct sock *ssk = pair->server->sk;
+	u32 fill = 0, size = 0;
+	unsigned long end;
+	struct mpa_conn *cr;
+	int k;
+
+	lock_sock(ssk);
+	WRITE_ONCE(ssk->sk_rcvbuf, SOCK_MIN_RCVBUF);
+	ssk->sk_userlocks |= SOCK_RCVBUF_LOCK;
+	release_sock(ssk);
+	cr = kapi_attach(test, pair->server, &rp, er);
+	KUNIT_ASSERT_EQ(test, 20, kapi_send_raw(pair->client, req, 20));
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->established));
+	/* ULPDU_Length 64768, then 6 of its octets: a segment each */
+	tcp_sock_set_nodelay(pair->client->sk);
+	KUNIT_ASSERT_EQ(test, 2, kapi_send_raw(pair->client, "\xfd\x00", 2));
+	for (k = 0; k < 3; k++)
+		KUNIT_ASSERT_EQ(test, 2, kapi_send_raw(pair->client, "ab", 2));
+	/* the readiness signal: copy mode took all 8 octets */
+	end = jiffies + KAPI_WAIT;
+	while (time_before(jiffies, end)) {
+		lock_sock(ssk);
+		fill = cr->rx_cfill;
+		size = cr->rx_csize;
+		release_sock(ssk);
+		if (fill == 8)
+			break;
+		usleep_range(1000, 2000);
+	}
+	KUNIT_ASSERT_EQ_MSG(test, 8U, fill, "copy mode took %u octets", fill);
+	KUNIT_EXPECT_LE(test, size, (u32)SZ_4K);
+}
+
+/*
  * A peer answers before the Initiator's Request is all out (earlier stream
  * data fills TCP's send buffer, the peer reads none of it), then resets.
  * The startup was over and told (the reply callback, then established):
@@ -1731,6 +1777,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_refuse_after_reset),
 	KUNIT_CASE(kapi_refuse_fpdu_in_backlog),
 	KUNIT_CASE(kapi_refuse_in_writable),
+	KUNIT_CASE(kapi_copy_mode_announced),
 	KUNIT_CASE(kapi_reply_before_request_out),
 	KUNIT_CASE(kapi_refuse_resume_loop),
 	KUNIT_CASE(kapi_run_without_sg),
