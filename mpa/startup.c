@@ -710,6 +710,14 @@ int mpa_startup_answer(struct mpa_conn *c, bool reject, const void *pd,
 		sk_flush_backlog(c->sk);
 		mpa_startup_check_waiting(c);
 	}
+	/*
+	 * The timeout for the answer ran out (R-7.1.2-25, requirements A24):
+	 * late, even while the work its timer queued waits for the socket
+	 */
+	if (mpa_conn_state(c) == MPA_STATE_REQUEST_RECEIVED && c->timeout_ms &&
+	    !time_before(jiffies, c->st->deadline))
+		mpa_conn_fail(c, MPA_ERR_STARTUP, MPA_REASON_TIMEOUT, ETIMEDOUT,
+			      true);
 	if (mpa_conn_state(c) == MPA_STATE_FAILED && c->have_peer) {
 		/* no work comes to free the startup object: now */
 		mpa_startup_end(c);

@@ -986,6 +986,47 @@ static void kapi_run_without_sg(struct kunit *test)
 }
 
 /*
+ * The Responder's consumer answers once the startup timeout ran out
+ * (R-7.1.2-25, requirements A24), but before MPA's work, which the timer
+ * queued, has the socket: the answer is late all the same (-ETIMEDOUT),
+ * and the startup fails as at the timeout. It used to enter Full
+ * Operation.
+ */
+static void kapi_answer_after_timeout(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct mpa_kparams rp = kapi_responder_plain;
+	struct sock *ssk = pair->server->sk;
+	bool fired = false;
+	unsigned long end;
+	struct mpa_conn *cr;
+	u8 state;
+	int ret;
+
+	rp.timeout_ms = 200;
+	er->accept_later = true;
+	cr = kapi_attach(test, pair->server, &rp, er);
+	kapi_attach(test, pair->client, &kapi_initiator_plain, ei);
+	KUNIT_ASSERT_TRUE(test, kapi_wait(&er->request));
+	lock_sock(ssk);
+	/* the readiness signal: the timer fired, its work waits for us */
+	end = jiffies + KAPI_WAIT;
+	while (!(fired = test_bit(MPA_EV_TIMEOUT, &cr->events)) &&
+	       time_before(jiffies, end))
+		msleep(20);
+	ret = fired ? mpa_startup_answer(cr, false, NULL, 0) : -ENOSPC;
+	state = mpa_conn_state(cr);
+	release_sock(ssk);
+	KUNIT_ASSERT_TRUE_MSG(test, fired, "the startup timer did not fire");
+	KUNIT_EXPECT_EQ(test, -ETIMEDOUT, ret);
+	KUNIT_EXPECT_EQ(test, (u8)MPA_STATE_FAILED, state);
+	KUNIT_EXPECT_TRUE(test, kapi_wait(&er->error));
+	KUNIT_EXPECT_EQ(test, (u32)MPA_REASON_TIMEOUT, er->err.reason);
+	KUNIT_EXPECT_FALSE(test, completion_done(&er->established));
+}
+
+/*
  * The startup timer fires while the peer's Request, received in time,
  * waits behind the Responder's socket owner (this test here; a busy
  * worker alike): the work reads the Request before it looks at the timer,
@@ -1782,6 +1823,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_refuse_resume_loop),
 	KUNIT_CASE(kapi_run_without_sg),
 	KUNIT_CASE(kapi_request_before_timeout),
+	KUNIT_CASE(kapi_answer_after_timeout),
 	KUNIT_CASE(kapi_early_data_with_request),
 	KUNIT_CASE(kapi_early_data_while_judged),
 	KUNIT_CASE(kapi_early_data_in_callback),
