@@ -1724,7 +1724,10 @@ static bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg,
 	/*
 	 * Without the socket lock: the parameters are read only once Full
 	 * Operation is seen (pairs with mpa_enter_full()), and
-	 * mpa_tx_sendmsg() checks the rest again under the lock.
+	 * mpa_tx_sendmsg() checks the rest again under the lock, room
+	 * included (mpa_tx_room()): a full send buffer is only a reason not
+	 * to build here; TCP's own part of that check (TCP_NOTSENT_LOWAT)
+	 * is left to the lock, not made twice a send.
 	 */
 	if (smp_load_acquire(&c->state) != MPA_STATE_FULL)
 		return false;
@@ -1732,7 +1735,7 @@ static bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg,
 			       MSG_SPLICE_PAGES)) ||
 	    !size || size > MPA_MAX_ULPDU || c->params.tx_markers ||
 	    !sk->sk_use_task_frag || READ_ONCE(c->tx_open) ||
-	    !sk_stream_memory_free(sk))
+	    READ_ONCE(sk->sk_wmem_queued) >= READ_ONCE(sk->sk_sndbuf))
 		return false;
 	mpa_fpdu_layout_plain(&pre->lo, 0, size);
 	if (!mpa_tx_fits_segment(c, &pre->lo))
