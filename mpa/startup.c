@@ -321,21 +321,28 @@ static void mpa_reply_in(struct mpa_conn *c)
 	}
 }
 
+/*
+ * The policy the peer's frame is judged by. The revision set
+ * (MPA_REVISION, mpa_kparams.rev0) is the Initiator's: a Responder answers
+ * by responder-revs and permissive alone (mpa.rst). The core's Rev 0
+ * Responder, an RDMA Consortium one (Appendix C), is for its own tests.
+ */
+static void mpa_startup_policy(const struct mpa_conn *c,
+			       struct mpa_policy *pol)
+{
+	*pol = c->policy;
+	if (c->role == MPA_ROLE_RESPONDER && pol->rev == MPA_REVISION_0)
+		pol->rev = MPA_REVISION_1;
+}
+
 /* Responder: the Request arrived. */
 static void mpa_request_in(struct mpa_conn *c)
 {
 	struct mpa_startup *st = c->st;
-	struct mpa_policy pol = c->policy;
+	struct mpa_policy pol;
 	int len;
 
-	/*
-	 * The revision set (MPA_REVISION, mpa_kparams.rev0) is the
-	 * Initiator's: a Responder answers by responder-revs and permissive
-	 * alone (mpa.rst). The core's Rev 0 Responder, an RDMA Consortium
-	 * one (Appendix C), is for its own tests.
-	 */
-	if (pol.rev == MPA_REVISION_0)
-		pol.rev = MPA_REVISION_1;
+	mpa_startup_policy(c, &pol);
 	mpa_negotiate_request(&pol, &c->peer, &st->neg);
 	switch (st->neg.action) {
 	case MPA_NEG_ACCEPT:
@@ -459,6 +466,7 @@ static void mpa_startup_rx(struct mpa_conn *c)
 	u8 hdr[MPA_FRAME_HDR_SIZE];
 	enum mpa_startup_reason r;
 	u32 avail = tcp_inq(sk);
+	struct mpa_policy pol;
 	struct mpa_frame f;
 	u8 *pd = NULL;
 	u32 need;
@@ -478,6 +486,16 @@ static void mpa_startup_rx(struct mpa_conn *c)
 	if (avail >= MPA_FRAME_HDR_SIZE &&
 	    !mpa_rxq_peek(sk, 0, hdr, MPA_FRAME_HDR_SIZE)) {
 		r = mpa_frame_parse_hdr(&f, hdr, mpa_core_role(c));
+		/*
+		 * A Rev the negotiation would close for is refused now, if
+		 * the PD_Length octets have not all come: they may never
+		 * come (R-7.1.1-16). A whole frame is taken in as any other
+		 * (consumed, MPA_PEER_FRAME, a kernel consumer's @reply).
+		 */
+		if (r == MPA_SR_OK && avail < MPA_FRAME_HDR_SIZE + f.pd_len) {
+			mpa_startup_policy(c, &pol);
+			r = mpa_negotiate_rev(&pol, &f, mpa_core_role(c));
+		}
 		if (r != MPA_SR_OK) {
 			mpa_conn_fail(c, mpa_startup_reason_code(r), r, EPROTO,
 				      true);

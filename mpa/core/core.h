@@ -633,6 +633,9 @@ struct mpa_negotiation {
 
 void mpa_policy_default(struct mpa_policy *pol);
 void mpa_request_frame(const struct mpa_policy *pol, struct mpa_frame *req);
+enum mpa_startup_reason mpa_negotiate_rev(const struct mpa_policy *pol,
+					  const struct mpa_frame *f,
+					  enum mpa_role role);
 void mpa_negotiate_request(const struct mpa_policy *pol,
 			   const struct mpa_frame *req,
 			   struct mpa_negotiation *neg);

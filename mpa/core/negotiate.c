@@ -144,6 +144,54 @@ static void mpa_params_rev0(struct mpa_params *params)
 }
 
 /**
+ * mpa_negotiate_rev() - does the peer's revision alone end the startup?
+ * @pol: local policy (for an Initiator, the one its Request was made from)
+ * @f: the peer's frame: its header through mpa_frame_parse_hdr() is
+ *	enough, only its Rev is read
+ * @role: ours: a Responder judges a Request, an Initiator a Reply
+ *
+ * The revision checks of mpa_negotiate_request() and mpa_negotiate_reply()
+ * that end the startup without a Reply, on the 20 octets of the header
+ * alone: the startup uses it to refuse such a frame as soon as they are
+ * queued, whether or not the PD_Length octets it announces ever come (a
+ * peer need not send them; waiting, the startup would end at its timeout,
+ * or never without one, with the wrong reason).
+ *
+ * A Request: a Rev above 2 (R-7.1.1-14), or a Rev 1 or 2 outside
+ * &mpa_policy.revs (R-7.1.1-16). A Rev 0 Request, or any Request to a
+ * Rev 0 policy, is left to mpa_negotiate_request() (Appendix C.2: it
+ * answers). A Reply: a Rev above 2, a Reply to a Rev 0 Request in
+ * another Rev or the other way round (Appendix C.2.2, C.2.3; Rev 0 taken
+ * only when &mpa_policy.permissive), or one in a Rev other than the
+ * Request's (R-7.1.2-19).
+ *
+ * Return: %MPA_SR_OK if the revision lets the negotiation go on, else the
+ * reason it closes the connection for (code 4).
+ */
+enum mpa_startup_reason mpa_negotiate_rev(const struct mpa_policy *pol,
+					  const struct mpa_frame *f,
+					  enum mpa_role role)
+{
+	u8 ours;
+
+	if (f->rev > MPA_REVISION_2)
+		return MPA_SR_BAD_REV;
+	if (role == MPA_RESPONDER) {
+		if (pol->rev == MPA_REVISION_0 || f->rev == MPA_REVISION_0)
+			return MPA_SR_OK;
+		return pol->revs & BIT(f->rev) ? MPA_SR_OK : MPA_SR_BAD_REV;
+	}
+	ours = pol->rev;
+	if (ours == f->rev)
+		return MPA_SR_OK;
+	/* We spoke RDMAC, or the peer did and we are not permissive. */
+	if (ours == MPA_REVISION_0 || f->rev != MPA_REVISION_0)
+		return MPA_SR_REV_MISMATCH;
+	return pol->permissive ? MPA_SR_OK : MPA_SR_REV0;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpa_negotiate_rev);
+
+/**
  * mpa_negotiate_request() - a Responder's decision on a parsed Request
  * @pol: local policy
  * @req: the Request, through mpa_frame_parse_hdr() and mpa_frame_parse_pd()
@@ -162,11 +210,14 @@ void mpa_negotiate_request(const struct mpa_policy *pol,
 	struct mpa_frame *rep = &neg->reply;
 	u8 rtr, offered;
 
+	enum mpa_startup_reason why;
+
 	memset(neg, 0, sizeof(*neg));
 	rep->reply = true;
 
-	if (req->rev > MPA_REVISION_2) {
-		mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_BAD_REV);
+	why = mpa_negotiate_rev(pol, req, MPA_RESPONDER);
+	if (why != MPA_SR_OK) {
+		mpa_neg_fail(neg, MPA_NEG_CLOSE, why);
 		return;
 	}
 
@@ -185,12 +236,6 @@ void mpa_negotiate_request(const struct mpa_policy *pol,
 		rep->m = true;
 		rep->c = true;
 		neg->action = MPA_NEG_ACCEPT;
-		return;
-	}
-
-	/* R-7.1.1-16: a revision the policy does not accept */
-	if (!(pol->revs & BIT(req->rev))) {
-		mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_BAD_REV);
 		return;
 	}
 
@@ -277,31 +322,20 @@ void mpa_negotiate_reply(const struct mpa_policy *pol,
 			 struct mpa_negotiation *neg)
 {
 	struct mpa_params *params = &neg->params;
+	enum mpa_startup_reason why;
 	struct mpa_frame req;
 
 	memset(neg, 0, sizeof(*neg));
 	mpa_request_frame(pol, &req);
 
-	if (rep->rev > MPA_REVISION_2) {
-		mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_BAD_REV);
+	why = mpa_negotiate_rev(pol, rep, MPA_INITIATOR);
+	if (why != MPA_SR_OK) {
+		mpa_neg_fail(neg, MPA_NEG_CLOSE, why);
 		return;
 	}
-	if (req.rev == MPA_REVISION_0 || rep->rev == MPA_REVISION_0) {
-		if (req.rev != rep->rev && req.rev == MPA_REVISION_0) {
-			/* We spoke RDMAC; an IETF Reply cannot follow. */
-			mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_REV_MISMATCH);
-			return;
-		}
-		if (req.rev != MPA_REVISION_0 && !pol->permissive) {
-			mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_REV0);
-			return;
-		}
+	if (rep->rev == MPA_REVISION_0) {
 		mpa_params_rev0(params);
 		goto out;
-	}
-	if (rep->rev != req.rev) {
-		mpa_neg_fail(neg, MPA_NEG_CLOSE, MPA_SR_REV_MISMATCH);
-		return;
 	}
 
 	params->rev = rep->rev;

@@ -565,6 +565,72 @@ static void rev_unsupported(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, neg.reason, MPA_SR_BAD_REV);
 }
 
+/*
+ * mpa_negotiate_rev(), which the startup asks on a header alone, says
+ * exactly what the whole negotiation closes for on revision grounds: for
+ * every policy revision, permissive or not, responder-revs set and frame
+ * Rev, either role, a reason from it is the negotiation's CLOSE, and the
+ * negotiation never closes for a revision reason it let through.
+ */
+static void rev_on_header_alone(struct kunit *test)
+{
+	struct mpa_negotiation neg;
+	enum mpa_startup_reason why;
+	struct mpa_policy pol;
+	struct mpa_frame f;
+	unsigned int i;
+	bool rev_reason;
+
+	for (i = 0; i < 3 * 2 * 4 * 5 * 2; i++) {
+		mpa_policy_default(&pol);
+		pol.rev = i % 3;
+		pol.permissive = i / 3 % 2;
+		pol.revs = i / 6 % 4 << 1;
+		memset(&f, 0, sizeof(f));
+		f.rev = i / 24 % 5;
+		f.reply = i / 120;
+		f.c = true;
+		why = mpa_negotiate_rev(&pol, &f, f.reply ? MPA_INITIATOR :
+							    MPA_RESPONDER);
+		if (f.reply)
+			mpa_negotiate_reply(&pol, &f, &neg);
+		else
+			mpa_negotiate_request(&pol, &f, &neg);
+		rev_reason = neg.reason == MPA_SR_BAD_REV ||
+			     neg.reason == MPA_SR_REV0 ||
+			     neg.reason == MPA_SR_REV_MISMATCH;
+		if (why != MPA_SR_OK) {
+			KUNIT_EXPECT_EQ_MSG(test, neg.action, MPA_NEG_CLOSE,
+					    "case %u", i);
+			KUNIT_EXPECT_EQ_MSG(test, neg.reason, why, "case %u", i);
+		} else {
+			KUNIT_EXPECT_FALSE_MSG(test, neg.action == MPA_NEG_CLOSE &&
+					       rev_reason, "case %u", i);
+		}
+	}
+	/* the Rev 0 Responder's refusal answers first: not on the header */
+	mpa_policy_default(&pol);
+	memset(&f, 0, sizeof(f));
+	KUNIT_EXPECT_EQ(test, mpa_negotiate_rev(&pol, &f, MPA_RESPONDER),
+			MPA_SR_OK);
+	mpa_negotiate_request(&pol, &f, &neg);
+	KUNIT_EXPECT_EQ(test, neg.action, MPA_NEG_REPLY_CLOSE);
+	/* and a few cells by name */
+	f.rev = 3;
+	KUNIT_EXPECT_EQ(test, mpa_negotiate_rev(&pol, &f, MPA_RESPONDER),
+			MPA_SR_BAD_REV);
+	f.rev = 2;
+	pol.revs = BIT(1);
+	KUNIT_EXPECT_EQ(test, mpa_negotiate_rev(&pol, &f, MPA_RESPONDER),
+			MPA_SR_BAD_REV);
+	f.reply = true;
+	KUNIT_EXPECT_EQ(test, mpa_negotiate_rev(&pol, &f, MPA_INITIATOR),
+			MPA_SR_REV_MISMATCH);
+	f.rev = 0;
+	KUNIT_EXPECT_EQ(test, mpa_negotiate_rev(&pol, &f, MPA_INITIATOR),
+			MPA_SR_REV0);
+}
+
 /* R-7.1.2-5, R-7.1.2-13: reject with R=1; Initiator exits, TCP stays */
 static void reject_flow(struct kunit *test)
 {
@@ -815,6 +881,7 @@ static struct kunit_case mpa_negotiate_cases[] = {
 	KUNIT_CASE(rev2_read_rtr_needs_ird),
 	KUNIT_CASE(rev_mismatch),
 	KUNIT_CASE(rev_unsupported),
+	KUNIT_CASE(rev_on_header_alone),
 	KUNIT_CASE(reject_flow),
 	KUNIT_CASE(reject_rev2_skips_rtr),
 	KUNIT_CASE(crc_either_side),

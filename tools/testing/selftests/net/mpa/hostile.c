@@ -143,8 +143,26 @@ TEST_F(hostile, bad_revision_3)
 TEST_F(hostile, bad_revision_255)
 {
 	uint8_t req[T_HDR + 4];
+	struct mpa_frame_info fi;
 
 	t_frame(req, false, T_M | T_C, 255, "abcd", 4);
+	responder_fails(_metadata, self, req, sizeof(req), MPA_REASON_BAD_REV);
+	/* a whole frame is taken in as any other: it says what came */
+	t_get_frame(_metadata, self->mpa, &fi);
+	EXPECT_EQ(255, fi.revision);
+	EXPECT_EQ(4, fi.pd_len);
+}
+
+/*
+ * R-7.1.1-16: a Rev it cannot work with is refused on the header alone,
+ * not after the Private Data it announces, which need not come: the
+ * startup waited for it until its timeout (ETIMEDOUT, reason TIMEOUT).
+ */
+TEST_F(hostile, bad_revision_pd_unsent)
+{
+	uint8_t req[T_HDR];
+
+	t_hdr(req, false, T_C, 3, 100);
 	responder_fails(_metadata, self, req, sizeof(req), MPA_REASON_BAD_REV);
 }
 
@@ -592,6 +610,35 @@ TEST_F(hostile, initiator_bad_revision)
 	t_frame(rep, true, T_C, 3, NULL, 0);
 	initiator_fails(_metadata, self, rep, sizeof(rep), 0,
 			MPA_REASON_BAD_REV);
+}
+
+/* bad_revision_pd_unsent at an Initiator: Rev 3, then a Rev 2 Reply */
+TEST_F(hostile, initiator_bad_revision_pd_unsent)
+{
+	uint8_t rep[T_HDR];
+
+	t_hdr(rep, true, T_C, 3, 100);
+	initiator_fails(_metadata, self, rep, sizeof(rep), 0,
+			MPA_REASON_BAD_REV);
+}
+
+TEST_F(hostile, initiator_rev_mismatch_pd_unsent)
+{
+	uint8_t rep[T_HDR];
+
+	t_hdr(rep, true, T_C | T_E, 2, 100);
+	initiator_fails(_metadata, self, rep, sizeof(rep), 0,
+			MPA_REASON_REV_MISMATCH);
+}
+
+/* A Rev 0 Reply, the Initiator not permissive (Appendix C.2.3). */
+TEST_F(hostile, initiator_rev0_pd_unsent)
+{
+	uint8_t rep[T_HDR];
+
+	t_hdr(rep, true, T_M | T_C, 0, 100);
+	initiator_fails(_metadata, self, rep, sizeof(rep), 0,
+			MPA_REASON_REV0);
 }
 
 TEST_F(hostile, initiator_pd_length_513)

@@ -202,6 +202,29 @@ static size_t t_rev_frame(uint8_t *b, bool reply, int rev)
 	return t_frame(b, reply, T_C, rev, NULL, 0);
 }
 
+/*
+ * A Rev outside responder-revs is refused on the Request's header alone,
+ * whether or not the Private Data it announces comes: the startup waited
+ * for it (for ever without a timeout; here until the timeout, ETIMEDOUT).
+ */
+TEST_F(policy, revs_refuse_header_alone)
+{
+	struct mpa_t_policy p = t_new_netns;
+	uint8_t req[T_HDR];
+	int rev, m, raw;
+
+	for (rev = 1; rev <= 2; rev++) {
+		p.responder_revs = rev == 1 ? MPA_REVS_REV2 : MPA_REVS_REV1;
+		ASSERT_POLICY_SET(&p);
+		t_responder(_metadata, &m, &raw);
+		ASSERT_EQ(0, mpa_set(m, MPA_TIMEOUT, T_TIMEOUT));
+		t_hdr(req, false, T_C | (rev == 2 ? T_E : 0), rev, 100);
+		t_refused(_metadata, m, raw, req, sizeof(req));
+		close(m);
+		close(raw);
+	}
+}
+
 /* POLICY_GET: every attribute, each in its range; GET changes nothing. */
 TEST_F(policy, get_is_complete)
 {
