@@ -309,7 +309,8 @@ static int mpa_kconfigure(struct mpa_conn *c, const struct mpa_kparams *p)
  *
  * Return: the connection, or an ERR_PTR(): -EINVAL for bad arguments (@ops
  * without &mpa_kops.ulpdu, a &mpa_kparams.pd_len without its
- * &mpa_kparams.pd included) or a socket with SO_RCVLOWAT above 1,
+ * &mpa_kparams.pd included, an Initiator of Rev 2 asking for peer-to-peer
+ * with no RTR type to offer) or a socket with SO_RCVLOWAT above 1,
  * -EMSGSIZE for too much Private Data,
  * -EPERM for C=0 without the administrator's leave, -ENOTCONN if @sock is
  * not connected, -EEXIST if it has a ULP already, -EBUSY (above), -ENOMEM

@@ -585,18 +585,34 @@ void mpa_startup_process(struct mpa_conn *c)
  * Checked before MPA_START sends the plain stream's calls back out of TCP
  * (mpa_plain_drain()), so that none is for a start that cannot be.
  *
- * Return: 0, -EINVAL without a role or with a receive low-water mark
+ * Return: 0, -EINVAL without a role, with a receive low-water mark
  * (SO_RCVLOWAT above 1: TCP would not tell MPA of frames and FPDUs
- * shorter than it, mpa_set_rcvlowat()), -EMSGSIZE for Private Data that
- * does not fit the revision (508 octets with Rev 2's IRD/ORD block),
+ * shorter than it, mpa_set_rcvlowat()) or for an Initiator of Rev 2
+ * asking for peer-to-peer with no RTR type to offer, -EMSGSIZE for
+ * Private Data that does not fit the revision (508 octets with Rev 2's
+ * IRD/ORD block),
  * -ENOTCONN unless TCP is established, or the peer closed its half
  * (CLOSE_WAIT: its frame may still be queued, whole or in part: start,
  * and let the frame decide).
  */
 int mpa_startup_check_config(const struct mpa_conn *c)
 {
+	struct mpa_frame req;
+
 	if (!c->role || READ_ONCE(c->sk->sk_rcvlowat) > 1)
 		return -EINVAL;
+	/*
+	 * A peer-to-peer Request offering no RTR type (none set, or only
+	 * the Read with an ORD of 0, which the Request leaves out): no
+	 * Responder can pick exactly one, the startup could only be
+	 * rejected (RFC 6581).
+	 */
+	if (c->role == MPA_ROLE_INITIATOR &&
+	    c->policy.rev == MPA_REVISION_2 && c->policy.p2p) {
+		mpa_request_frame(&c->policy, &req);
+		if (!req.rtr)
+			return -EINVAL;
+	}
 	if (c->role == MPA_ROLE_INITIATOR &&
 	    c->policy.rev == MPA_REVISION_2 &&
 	    c->local_pd_len > MPA_V2_PRIVATE_DATA)

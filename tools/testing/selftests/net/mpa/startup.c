@@ -2222,6 +2222,38 @@ TEST_F(raw, initiator_rev2_pd_too_long)
 	EXPECT_TRUE(t_quiet(RAW_R, INIT));
 }
 
+/*
+ * Peer-to-peer with no RTR type to offer (none set, or only the Read with
+ * an ORD of 0, which the Request leaves out): no Responder could pick one
+ * (RFC 6581), so MPA_START refuses it at once, nothing sent. It sent a
+ * Request with A=1 and no RTR flag, which could only be rejected.
+ */
+TEST_F(raw, initiator_p2p_no_rtr)
+{
+	uint8_t exp[T_FRAME_MAX];
+
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, mpa_set(INIT, MPA_REVISION, 2));
+	ASSERT_EQ(0, mpa_set_enh(INIT, 4, 4, MPA_ENH_PEER_TO_PEER, 0));
+	EXPECT_EQ(-1, mpa_start(INIT));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, mpa_set_enh(INIT, 4, 0, MPA_ENH_PEER_TO_PEER,
+				 MPA_RTR_READ));
+	EXPECT_EQ(-1, mpa_start(INIT));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_MPA_STATE(INIT, MPA_STATE_STREAMING);
+	EXPECT_TRUE(t_quiet(RAW_R, INIT));
+	/* with a type to offer, it starts: the Send, not the Read */
+	ASSERT_EQ(0, mpa_set_enh(INIT, 4, 0, MPA_ENH_PEER_TO_PEER,
+				 MPA_RTR_READ | MPA_RTR_SEND));
+	ASSERT_EQ(0, fcntl(INIT, F_SETFL, fcntl(INIT, F_GETFL) | O_NONBLOCK));
+	EXPECT_EQ(-1, mpa_start(INIT));
+	EXPECT_EQ(EINPROGRESS, errno);
+	t_expect_read(_metadata, RAW_R, exp,
+		      t_frame_v2(exp, false, T_C, true, MPA_RTR_SEND, 4, 0,
+				 NULL, 0), T_WAIT);
+}
+
 /* Rev 0 initiator: M=1 C=1 whatever was asked. */
 TEST_F(raw, initiator_rev0)
 {
