@@ -243,7 +243,8 @@ static int mpa_plain_drain(struct mpa_conn *c)
 
 static int mpa_opt_start(struct mpa_conn *c)
 {
-	long timeo = MAX_SCHEDULE_TIMEOUT;
+	bool again;
+	long timeo;
 	int ret;
 
 	if (c->plain_drain)
@@ -264,12 +265,28 @@ static int mpa_opt_start(struct mpa_conn *c)
 	} else {
 		ret = mpa_startup_start(c);
 	}
-	if (ret)
+	/*
+	 * A blocking start made again while the peer's frame is awaited
+	 * (the first returned EINPROGRESS or EINTR) waits as the first did,
+	 * as connect() does: EALREADY only if that wait runs out too.
+	 */
+	again = ret == -EALREADY && !mpa_nonblock(c->sk);
+	if (ret && !(again && !mpa_startup_frame_received(c)))
 		return ret;
 	if (!mpa_startup_frame_received(c)) {
 		if (mpa_nonblock(c->sk))
 			return -EINPROGRESS;
+		/*
+		 * At most the socket's timeout, as connect() (an Initiator)
+		 * and accept() (a Responder) wait; then the exchange goes on
+		 * as after a non-blocking start.
+		 */
+		timeo = c->role == MPA_ROLE_INITIATOR ?
+			sock_sndtimeo(c->sk, false) :
+			sock_rcvtimeo(c->sk, false);
 		ret = mpa_startup_wait(c, &timeo, mpa_startup_frame_received);
+		if (ret == -EAGAIN)
+			return again ? -EALREADY : -EINPROGRESS;
 		if (ret)
 			return ret;
 	}

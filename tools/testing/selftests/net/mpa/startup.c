@@ -573,6 +573,65 @@ static void responder_nonblock(struct __test_metadata *_metadata, int m,
 	EXPECT_EQ(EISCONN, errno);
 }
 
+/*
+ * A blocking MPA_START waits at most the socket's timeout, as accept()
+ * (a Responder's SO_RCVTIMEO) and connect() (an Initiator's SO_SNDTIMEO)
+ * do: then EINPROGRESS, and the exchange goes on as after a non-blocking
+ * start. It waited for MPA_TIMEOUT instead (ETIMEDOUT, the startup
+ * failed), or for ever without one. A second blocking MPA_START waits
+ * again, as a second connect() does.
+ */
+TEST_F(raw, start_within_socket_timeout)
+{
+	uint8_t req[T_FRAME_MAX], rep[T_FRAME_MAX];
+	struct t_raw_peer p = { .fd = RAW_I, .wait_tid = gettid(),
+				.wait_nr = SYS_setsockopt };
+	size_t n;
+	int err;
+
+	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_TIMEOUT));
+	ASSERT_EQ(0, t_set_timeo(RESP, SO_RCVTIMEO, 100));
+	EXPECT_EQ(-1, mpa_start(RESP));
+	EXPECT_EQ(EINPROGRESS, errno);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_AWAIT_REQUEST);
+	/* and again: EALREADY once the wait runs out again */
+	EXPECT_EQ(-1, mpa_start(RESP));
+	EXPECT_EQ(EALREADY, errno);
+	/*
+	 * A second blocking start waits as a second connect() does: the
+	 * Request comes while it sleeps, and it returns the exchange's
+	 * result (it said EALREADY at once)
+	 */
+	ASSERT_EQ(0, t_set_timeo(RESP, SO_RCVTIMEO, T_WAIT));
+	n = t_frame(req, false, T_C, 1, "late", 4);
+	p.wr = req;
+	p.wr_len = n;
+	EXPECT_EQ(0, t_start_against(_metadata, t_raw_peer_run, &p, RESP,
+				     &err)) TH_LOG("errno %d", err);
+	EXPECT_EQ(0, p.wait_rc);
+	EXPECT_MPA_STATE(RESP, MPA_STATE_REQUEST_RECEIVED);
+	ASSERT_EQ(0, mpa_answer(RESP, MPA_ACCEPT, NULL, 0));
+	EXPECT_MPA_STATE(RESP, MPA_STATE_FULL);
+	close(RESP);
+	RESP = -1;
+	close(RAW_I);
+	RAW_I = -1;
+
+	/* the Initiator, on a new pair */
+	ASSERT_EQ(0, mpa_tcp_pair(variant->family, &self->cli, &self->srv));
+	ASSERT_EQ(0, mpa_config(INIT, MPA_ROLE_INITIATOR, T_TIMEOUT));
+	ASSERT_EQ(0, t_set_timeo(INIT, SO_SNDTIMEO, 100));
+	EXPECT_EQ(-1, mpa_start(INIT));
+	EXPECT_EQ(EINPROGRESS, errno);
+	EXPECT_MPA_STATE(INIT, MPA_STATE_AWAIT_REPLY);
+	t_expect_read(_metadata, RAW_R, req,
+		      t_frame(req, false, T_C, 1, NULL, 0), T_WAIT);
+	n = t_frame(rep, true, T_C, 1, NULL, 0);
+	ASSERT_EQ(n, t_send(RAW_R, rep, n));
+	EXPECT_EQ(POLLOUT, t_poll(INIT, POLLOUT, T_WAIT));
+	EXPECT_MPA_STATE(INIT, MPA_STATE_FULL);
+}
+
 TEST_F(raw, responder_nonblocking_poll)
 {
 	responder_nonblock(_metadata, RESP, RAW_I, false);
