@@ -52,6 +52,36 @@ struct mpa_tx_pre {
 	struct bio_vec bv;
 };
 
+#define MPA_TX_FORCE_MAX	SZ_256K
+
+/*
+ * TCP's memory limits refused @n more octets of @r. When @r is all the
+ * socket has queued, charge them anyway, as TCP guarantees a socket with
+ * nothing queued the skb it sends (tcp_wmem_schedule(),
+ * sk_forced_mem_schedule()): else a sender would get EAGAIN with no ACK
+ * to come and wake it, poll saying EPOLLOUT all along, for as long as the
+ * limit holds. The memory accounting grants a stream socket a charge that
+ * fills its send buffer, over the limits (__sk_mem_raise_allocated()):
+ * ask for that much. What @n does not take stays in sk_forward_alloc for
+ * the FPDU's next chunks, and goes back with the next uncharge
+ * (sk_mem_uncharge() reclaims). One FPDU at most: the next record finds
+ * this one queued. Not for a send buffer that SO_SNDBUF keeps above
+ * MPA_TX_FORCE_MAX: a memory cgroup at its limit would reclaim that much
+ * first; such a sender waits as before.
+ */
+static bool mpa_tx_charge_alone(struct sock *sk, struct mpa_tx_rec *r, u32 n)
+{
+	/* sk_wmem_schedule() asks for what sk_forward_alloc lacks */
+	s64 fill = (s64)READ_ONCE(sk->sk_sndbuf) - sk->sk_wmem_queued +
+		   sk->sk_forward_alloc;
+
+	if (sk->sk_wmem_queued != r->charged || fill > MPA_TX_FORCE_MAX ||
+	    !sk_wmem_schedule(sk, max_t(s64, n, fill)))
+		return false;
+	sk_mem_charge(sk, n);
+	return true;
+}
+
 /*
  * Charge @n more octets of @r: TCP's memory accounting first, which may
  * refuse (tcp_mem, the memory cgroup's limit), then the send buffer.
@@ -61,16 +91,18 @@ static int mpa_tx_charge(struct mpa_conn *c, struct mpa_tx_rec *r, u32 n)
 {
 	struct sock *sk = c->sk;
 
-	if (!sk_wmem_schedule(sk, n)) {
+	if (sk_wmem_schedule(sk, n)) {
+		sk_mem_charge(sk, n);
+	} else {
 		/*
 		 * As TCP does when it has no memory for an skb: a smaller
 		 * send buffer, so that poll stops saying EPOLLOUT to a
 		 * sender that would get EAGAIN
 		 */
 		sk_stream_moderate_sndbuf(sk);
-		return -ENOBUFS;
+		if (!mpa_tx_charge_alone(sk, r, n))
+			return -ENOBUFS;
 	}
-	sk_mem_charge(sk, n);
 	sk_wmem_queued_add(sk, n);
 	c->tx_charged += n;
 	r->charged += n;

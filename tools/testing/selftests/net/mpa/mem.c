@@ -21,6 +21,10 @@
  *   copy.one_octet_short_reset  the same, a reset instead of the last
  *                 octet: freed once recv told of the reset
  *
+ *   over.alone_sends  over TCP's hard memory limit (tcp_mem), an FPDU
+ *                 that does not fit a segment still goes when nothing
+ *                 else is queued, as TCP sends its first skb then
+ *
  * The figures measured are printed (TH_LOG). Run as root.
  */
 #include <dirent.h>
@@ -645,6 +649,113 @@ TEST_F_TIMEOUT(copy, one_octet_short_bad_crc, 900)
 TEST_F_TIMEOUT(copy, one_octet_short_reset, 900)
 {
 	copy_run(_metadata, self, COPY_RESET);
+}
+
+/*
+ * Over TCP's hard memory limit every charge is refused but the one a
+ * socket with nothing queued needs to make progress: TCP forces its first
+ * skb (sk_forced_mem_schedule()), so a sender that got EAGAIN is woken by
+ * that skb's ACK later. MPA's FPDU that does not fit a segment is queued
+ * in MPA first, charged as TCP's skbs are: below a send buffer that
+ * SO_SNDBUF keeps from shrinking it was refused, EAGAIN while poll said
+ * EPOLLOUT, for as long as the limit held, with nothing in flight to wake
+ * the sender. The limit is global: the test holds it for two sends only.
+ */
+#define OVER_ULPDU	8000	/* over what the socket has in hand */
+#define OVER_MSS	1000	/* the FPDU does not fit a segment */
+#define OVER_SNDBUF	65536	/* SO_SNDBUF: sk_sndbuf 128 KiB, locked */
+
+#define OVER_MEM	"/proc/sys/net/ipv4/tcp_mem"
+
+FIXTURE(over)
+{
+	char saved[128];
+};
+
+static void over_read(struct __test_metadata *_metadata, const char *path,
+		      char *buf, int size)
+{
+	FILE *f = fopen(path, "r");
+
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(buf, size, f));
+	fclose(f);
+}
+
+FIXTURE_SETUP(over)
+{
+	over_read(_metadata, OVER_MEM, self->saved, sizeof(self->saved));
+	/* not the limit a run killed mid-test left behind */
+	ASSERT_LT(1000, atol(self->saved))
+		TH_LOG("net.ipv4.tcp_mem is \"%s\": set it back first",
+		       self->saved);
+}
+
+static int over_limit(bool on, const char *saved)
+{
+	return m_write(OVER_MEM, on ? "1 1 1" : saved);
+}
+
+/* in the parent: also after the test's child was killed mid-way */
+FIXTURE_TEARDOWN_PARENT(over)
+{
+	EXPECT_EQ(0, over_limit(false, self->saved));
+}
+
+TEST_F_TIMEOUT(over, alone_sends, 120)
+{
+	static uint8_t out[OVER_ULPDU], in[OVER_ULPDU], stuff[65536];
+	int i, r, tc, ts, sc, ss, err;
+	ssize_t n, tn;
+	long pages;
+
+	signal(SIGPIPE, SIG_IGN);
+	ASSERT_EQ(0, system("modprobe mpa"));
+	ASSERT_EQ(0, t_mpa_pair(AF_INET, OVER_MSS, false, false, true, &i,
+				&r));
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &tc, &ts));
+	ASSERT_EQ(0, t_setint(i, SOL_SOCKET, SO_SNDBUF, OVER_SNDBUF));
+	ASSERT_EQ(0, t_setint(tc, SOL_SOCKET, SO_SNDBUF, OVER_SNDBUF));
+	t_fill(out, sizeof(out), 42);
+	/*
+	 * Megabytes queued on a pair whose reader does not read: over what
+	 * each CPU keeps of the figure to itself (net.core.mem_pcpu_rsv),
+	 * so the global figure, which the limit is checked against, is
+	 * well over one page.
+	 */
+	ASSERT_EQ(0, mpa_tcp_pair(AF_INET, &sc, &ss));
+	while (send(sc, stuff, sizeof(stuff), MSG_DONTWAIT) > 0)
+		;
+	ASSERT_EQ(EAGAIN, errno);
+	pages = m_tcp_mem_pages();
+	TH_LOG("TCP mem: %ld pages", pages);
+	ASSERT_LT(2, pages);
+
+	ASSERT_EQ(0, over_limit(true, self->saved));
+	/*
+	 * The premise: TCP, nothing queued, sends what its first skb
+	 * holds, and no more (the limit holds)
+	 */
+	tn = send(tc, out, OVER_ULPDU, MSG_DONTWAIT);
+	n = send(i, out, OVER_ULPDU, MSG_DONTWAIT);
+	err = errno;
+	ASSERT_EQ(0, over_limit(false, self->saved));
+
+	EXPECT_LT(0, tn);
+	EXPECT_GT(OVER_ULPDU, tn);
+	TH_LOG("over the limit: TCP took %zd of %d octets", tn, OVER_ULPDU);
+	EXPECT_EQ(OVER_ULPDU, n) TH_LOG("MPA's send: %s", strerror(err));
+	if (n == OVER_ULPDU) {
+		/* and it arrives, once the limit is gone */
+		EXPECT_EQ(OVER_ULPDU, t_read(r, in, sizeof(in), 20000));
+		EXPECT_EQ(0, memcmp(in, out, OVER_ULPDU));
+	}
+	close(i);
+	close(r);
+	close(tc);
+	close(ts);
+	close(sc);
+	close(ss);
 }
 
 TEST_HARNESS_MAIN
