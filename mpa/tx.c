@@ -52,6 +52,14 @@ struct mpa_tx_pre {
 	struct bio_vec bv;
 };
 
+/*
+ * Send flags an MPA socket refuses in Full Operation (EOPNOTSUPP): no
+ * urgent data, no pages of the caller's kept (MSG_ZEROCOPY) or spliced,
+ * no data with a SYN (MSG_FASTOPEN: the socket is connected), as kTLS.
+ */
+#define MPA_TX_REFUSED	(MSG_OOB | MSG_ZEROCOPY | MSG_SPLICE_PAGES | \
+			 MSG_FASTOPEN)
+
 #define MPA_TX_FORCE_MAX	SZ_256K
 
 /*
@@ -1763,8 +1771,7 @@ static bool mpa_tx_prepare(struct mpa_conn *c, struct msghdr *msg,
 	 */
 	if (smp_load_acquire(&c->state) != MPA_STATE_FULL)
 		return false;
-	if ((msg->msg_flags & (MSG_MORE | MSG_OOB | MSG_ZEROCOPY |
-			       MSG_SPLICE_PAGES)) ||
+	if ((msg->msg_flags & (MSG_MORE | MPA_TX_REFUSED)) ||
 	    !size || size > MPA_MAX_ULPDU || c->params.tx_markers ||
 	    !sk->sk_use_task_frag || READ_ONCE(c->tx_open) ||
 	    READ_ONCE(sk->sk_wmem_queued) >= READ_ONCE(sk->sk_sndbuf))
@@ -1842,7 +1849,16 @@ static __always_inline int mpa_tx_sendmsg(struct mpa_conn *c,
 		ret = -ENOTCONN;
 		goto out;
 	}
-	if (msg->msg_flags & (MSG_OOB | MSG_ZEROCOPY | MSG_SPLICE_PAGES))
+	/*
+	 * A socket that can no longer send says so first, whatever the
+	 * call, as TCP does: EPIPE after its own shutdown(SHUT_WR) (checked
+	 * again below, after any wait)
+	 */
+	if (sk->sk_shutdown & SEND_SHUTDOWN) {
+		ret = -EPIPE;
+		goto error;
+	}
+	if (msg->msg_flags & MPA_TX_REFUSED)
 		return -EOPNOTSUPP;
 	if (size > MPA_MAX_ULPDU - have) {
 		ret = -EMSGSIZE;	/* requirements A11 */

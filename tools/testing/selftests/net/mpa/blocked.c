@@ -17,8 +17,10 @@
  * socket with one (rcvlowat_start). A send's control message that TCP
  * refuses (malformed, or of a type it does not know) fails with EINVAL in
  * FULL state as on TCP, a valid one is accepted, and after the socket's
- * own shutdown(SHUT_WR) EPIPE comes first (cmsg_after_shutdown). After
- * each refusal nothing was sent or taken and the socket carries on.
+ * own shutdown(SHUT_WR) EPIPE comes first (cmsg_after_shutdown), as for
+ * every send then (sends_after_shutdown). MSG_FASTOPEN is EOPNOTSUPP in
+ * FULL state, TCP's EISCONN otherwise. After each refusal nothing was
+ * sent or taken and the socket carries on.
  */
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -303,6 +305,21 @@ static void repair(struct __test_metadata *_metadata, struct b_ctx *c)
 	still_works(_metadata, c);
 }
 
+/*
+ * MSG_FASTOPEN, data with a SYN, on a connected socket: TCP says EISCONN
+ * (TCP_FASTOPEN's client part is on by default); in FULL state MPA refuses
+ * it as kTLS does. It was framed and sent as a ULPDU.
+ */
+static void fastopen(struct __test_metadata *_metadata, struct b_ctx *c)
+{
+	int err = refused(c);
+	ssize_t r;
+
+	r = send(c->fd, "hello", 5, MSG_FASTOPEN | MSG_NOSIGNAL);
+	expect_err(_metadata, r, err ?: EISCONN);
+	still_works(_metadata, c);
+}
+
 /* connect(AF_UNSPEC) would disconnect TCP under MPA: refused. */
 static void connect_unspec(struct __test_metadata *_metadata,
 			   struct b_ctx *c)
@@ -418,6 +435,7 @@ static void cmsg_send(struct __test_metadata *_metadata, struct b_ctx *c,
 	MPA_REFUSED_TEST(f, msg_zerocopy, zerocopy)			\
 	MPA_REFUSED_TEST(f, oob_send, oob_send)				\
 	MPA_REFUSED_TEST(f, oob_recv, oob_recv)				\
+	MPA_REFUSED_TEST(f, fastopen, fastopen)				\
 	MPA_REFUSED_TEST(f, sockmap, sockmap, BPF_MAP_TYPE_SOCKMAP)	\
 	MPA_REFUSED_TEST(f, sockhash, sockmap, BPF_MAP_TYPE_SOCKHASH)	\
 	MPA_REFUSED_TEST(f, tcp_repair, repair)				\
@@ -580,6 +598,26 @@ TEST_F(blocked, cmsg_after_shutdown)
 		expect_err(_metadata,
 			   sendmsg(self->c.fd, cmsg_build(&m, kind),
 				   MSG_NOSIGNAL), EPIPE);
+	EXPECT_EQ(0, t_wait_eof(self->c.peer, T_WAIT));
+}
+
+/*
+ * After its own shutdown(SHUT_WR) every send fails with EPIPE, as on TCP,
+ * whatever it is: in FULL state an empty send said EINVAL (or 0 with
+ * MSG_MORE), one too long EMSGSIZE, one with MSG_OOB EOPNOTSUPP.
+ */
+TEST_F(blocked, sends_after_shutdown)
+{
+	static char big[MPA_MAX_ULPDU + 1];
+
+	ASSERT_EQ(0, shutdown(self->c.fd, SHUT_WR));
+	expect_err(_metadata, send(self->c.fd, big, 0, MSG_NOSIGNAL), EPIPE);
+	expect_err(_metadata, send(self->c.fd, big, 0,
+				   MSG_MORE | MSG_NOSIGNAL), EPIPE);
+	expect_err(_metadata, send(self->c.fd, big, sizeof(big),
+				   MSG_NOSIGNAL), EPIPE);
+	expect_err(_metadata, send(self->c.fd, big, 2,
+				   MSG_OOB | MSG_NOSIGNAL), EPIPE);
 	EXPECT_EQ(0, t_wait_eof(self->c.peer, T_WAIT));
 }
 
