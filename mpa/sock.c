@@ -270,6 +270,16 @@ static int mpa_opt_start(struct mpa_conn *c)
 	 * (the first returned EINPROGRESS or EINTR) waits as the first did,
 	 * as connect() does: EALREADY only if that wait runs out too.
 	 */
+	/*
+	 * A start made again after a reject that the socket's error still
+	 * holds (the first call returned EINPROGRESS or EINTR): that error,
+	 * taken, as a second connect() after a refusal returns it
+	 */
+	if (ret == -EISCONN && mpa_conn_state(c) == MPA_STATE_REJECTED &&
+	    READ_ONCE(c->sk->sk_err) == ECONNREFUSED && !c->refused_after_tx) {
+		WRITE_ONCE(c->sk->sk_err, 0);
+		return -ECONNREFUSED;
+	}
 	again = ret == -EALREADY && !mpa_nonblock(c->sk);
 	if (ret && !(again && !mpa_startup_frame_received(c)))
 		return ret;
@@ -292,11 +302,12 @@ static int mpa_opt_start(struct mpa_conn *c)
 	}
 	ret = mpa_startup_errno(c);
 	/*
-	 * A Responder that rejected the Request by itself: this call tells
-	 * of it, so the socket's error does not tell it again (it is set
-	 * once the Reply is out, or will not be now), as for connect().
+	 * An Initiator rejected by the peer, a Responder that rejected the
+	 * Request by itself: this call tells of it, so the socket's error
+	 * does not tell it again (a Responder's is set once the Reply is
+	 * out, or will not be now), as for connect().
 	 */
-	if (ret == -ECONNREFUSED && c->role == MPA_ROLE_RESPONDER) {
+	if (ret == -ECONNREFUSED) {
 		if (c->refused_after_tx)
 			c->refused_after_tx = false;
 		else if (READ_ONCE(c->sk->sk_err) == ECONNREFUSED)

@@ -313,7 +313,18 @@ static void mpa_reply_in(struct mpa_conn *c)
 		c->err.code = MPA_ERR_NONE;
 		c->err.reason = MPA_REASON_REJECTED;
 		c->err.errnum = ECONNREFUSED;
+		/*
+		 * As a refused connect() is told, and a Responder that
+		 * refused by itself (mpa_startup_frame_out()): SO_ERROR and
+		 * EPOLLERR, before the state that ends a wait for it; not
+		 * over an error TCP has pending (a reset behind the Reply).
+		 * A kernel consumer hears of it through its callbacks.
+		 */
+		if (!c->kops && !READ_ONCE(c->sk->sk_err))
+			WRITE_ONCE(c->sk->sk_err, ECONNREFUSED);
 		mpa_conn_set_state(c, MPA_STATE_REJECTED);
+		if (!c->kops)
+			sk_error_report(c->sk);
 		break;
 	default:
 		mpa_conn_fail(c, MPA_ERR_STARTUP, neg.reason, EPROTO, true);

@@ -1050,9 +1050,12 @@ TEST_F_TIMEOUT(inject, shut_behind_reply, 300)
 		EXPECT_LE(0, t_wait_startup(i, AL_WAIT))
 			TH_LOG("answer %d: the Reply never came", k);
 		EXPECT_EQ(states[k], mpa_state(i));
-		if (k)
+		if (k) {
 			EXPECT_MPA_ERROR(i, MPA_ERR_NONE, MPA_REASON_REJECTED,
 					 ECONNREFUSED);
+			/* told as a refused connect() is */
+			EXPECT_EQ(ECONNREFUSED, t_so_error(i));
+		}
 		ASSERT_EQ(0, t_blocking(i));
 		ASSERT_EQ(0, t_set_timeo(i, SO_RCVTIMEO, AL_STRANDED_WAIT));
 		n = recv(i, got, sizeof(got), 0);

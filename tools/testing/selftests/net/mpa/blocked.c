@@ -509,6 +509,8 @@ FIXTURE_SETUP(blocked)
 		ASSERT_LE(0, t_wait_startup(c->fd, T_WAIT));
 		ASSERT_EQ(0, t_blocking(c->fd));
 		ASSERT_EQ(MPA_STATE_REJECTED, mpa_state(c->fd));
+		/* told as a refused connect() is; read, the stream goes on */
+		ASSERT_EQ(ECONNREFUSED, t_so_error(c->fd));
 		ASSERT_EQ(MPA_STATE_REJECTED, mpa_state(c->peer));
 		break;
 	}

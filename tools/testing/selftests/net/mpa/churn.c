@@ -421,7 +421,8 @@ static int ch_scenario(struct ch_conn *cc, enum ch_scen sc)
 			return -1;
 		if (mpa_start(cc->r) || mpa_answer(cc->r, MPA_REJECT, "no", 2) ||
 		    t_wait_startup(cc->i, CH_WAIT) < 0 ||
-		    mpa_state(cc->i) != MPA_STATE_REJECTED) {
+		    mpa_state(cc->i) != MPA_STATE_REJECTED ||
+		    t_so_error(cc->i) != ECONNREFUSED) {
 			ch_fail(cc, "a reject");
 			return -1;
 		}

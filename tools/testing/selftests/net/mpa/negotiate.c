@@ -393,8 +393,14 @@ TEST_F(pair, reject_nonblocking)
 	ev = exchange_nonblocking(_metadata, self->i, self->r, MPA_REJECT,
 				  "busy", 4, &rc, &err);
 	ASSERT_EQ(0, rc);
-	/* Over, so writable; no stream octet yet, so not readable. */
-	EXPECT_EQ(POLLOUT, ev);
+	/*
+	 * Over, so writable; refused, as a connect() is: EPOLLERR and
+	 * ECONNREFUSED in SO_ERROR (it said EPOLLOUT alone, SO_ERROR 0, and
+	 * a connect()-style caller took the reject for success); no stream
+	 * octet yet, so not readable.
+	 */
+	EXPECT_EQ(POLLOUT | POLLERR, ev);
+	EXPECT_EQ(ECONNREFUSED, t_so_error(self->i));
 	check_reject(_metadata, self->i, self->r);
 }
 
@@ -410,6 +416,8 @@ TEST_F(pair, reject_blocking)
 	EXPECT_EQ(-1, t_start_against(_metadata, t_mpa_peer_run, &p, self->i,
 				      &err));
 	EXPECT_EQ(ECONNREFUSED, err);
+	/* the blocking call told it: no error left on the socket */
+	EXPECT_EQ(0, t_so_error(self->i));
 	EXPECT_EQ(0, p.start_rc);
 	EXPECT_EQ(0, p.answer_rc);
 	check_reject(_metadata, self->i, self->r);
@@ -585,7 +593,8 @@ TEST_F(pair, rev2_no_common_rtr)
 	/* the blocking MPA_START reported it: no error left on the socket */
 	EXPECT_EQ(0, t_so_error(self->r));
 
-	EXPECT_EQ(POLLOUT, ev & (POLLOUT | POLLERR));
+	EXPECT_EQ(POLLOUT | POLLERR, ev & (POLLOUT | POLLERR));
+	EXPECT_EQ(ECONNREFUSED, t_so_error(self->i));
 	EXPECT_MPA_STATE(self->i, MPA_STATE_REJECTED);
 	EXPECT_MPA_ERROR(self->i, MPA_ERR_NONE, MPA_REASON_REJECTED,
 			 ECONNREFUSED);

@@ -365,6 +365,11 @@ def mpa_pair(t, family=socket.AF_INET, ns_i=INIT, ns_r=None, addr=None,
     if get_u32(ci, MPA_STATE) != MPA_STATE_FULL:
         code, reason, err = mpa_error(ci)
         conn.init_err = OSError(err, os.strerror(err))
+    if get_u32(ci, MPA_STATE) == MPA_STATE_REJECTED:
+        # told as a refused connect() is: the error, read once
+        so_err = ci.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        check(so_err == errno.ECONNREFUSED,
+              f'a rejected Initiator: SO_ERROR {so_err}, not ECONNREFUSED')
     if not reject and conn.init_err:
         raise Fail(f'Initiator MPA_START: {conn.init_err!r}')
     return conn

@@ -1599,6 +1599,8 @@ TEST_F(raw, initiator_rejected)
 	EXPECT_EQ(-1, t_start_against(_metadata, t_raw_peer_run, &p, INIT,
 				      &err));
 	EXPECT_EQ(ECONNREFUSED, err);
+	/* the blocking call told it: no error left on the socket */
+	EXPECT_EQ(0, t_so_error(INIT));
 	ASSERT_EQ(T_HDR, p.rd_got);
 	check_rejected(_metadata, INIT, RAW_R);
 }
@@ -1614,8 +1616,21 @@ TEST_F(raw, initiator_rejected_nonblocking)
 	n = t_frame(rep, true, T_C | T_R, 1, "no", 2);
 	memcpy(rep + n, "world", 5);
 	ASSERT_EQ(n + 5, t_send(RAW_R, rep, n + 5));
-	/* Over (writable), and plain stream again: "world" is readable. */
-	EXPECT_EQ(POLLIN | POLLOUT, t_poll(INIT, POLLIN | POLLOUT, T_WAIT));
+	/*
+	 * Over (writable), refused as a connect() is (EPOLLERR, SO_ERROR
+	 * ECONNREFUSED: it said neither, and a connect()-style caller took
+	 * the reject for success), and plain stream again: "world" is
+	 * readable.
+	 */
+	EXPECT_EQ(POLLIN | POLLOUT | POLLERR,
+		  t_poll(INIT, POLLIN | POLLOUT, T_WAIT));
+	/*
+	 * MPA_START made again takes the error, as a second connect()
+	 * after a refusal does (it said EISCONN, the error left pending)
+	 */
+	EXPECT_EQ(-1, mpa_start(INIT));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	EXPECT_EQ(0, t_so_error(INIT));
 	check_rejected(_metadata, INIT, RAW_R);
 }
 
