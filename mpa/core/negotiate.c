@@ -153,9 +153,9 @@ static void mpa_params_rev0(struct mpa_params *params)
  * The revision checks of mpa_negotiate_request() and mpa_negotiate_reply()
  * that end the startup without a Reply, on the 20 octets of the header
  * alone: the startup uses it to refuse such a frame as soon as they are
- * queued, whether or not the PD_Length octets it announces ever come (a
- * peer need not send them; waiting, the startup would end at its timeout,
- * or never without one, with the wrong reason).
+ * queued, without waiting for the PD_Length octets it announces (a peer
+ * need not send them; waiting, the startup would end at its timeout, or
+ * never without one, with the wrong reason).
  *
  * A Request: a Rev above 2 (R-7.1.1-14), or a Rev 1 or 2 outside
  * &mpa_policy.revs (R-7.1.1-16). A Rev 0 Request, or any Request to a
@@ -163,7 +163,8 @@ static void mpa_params_rev0(struct mpa_params *params)
  * answers). A Reply: a Rev above 2, a Reply to a Rev 0 Request in
  * another Rev or the other way round (Appendix C.2.2, C.2.3; Rev 0 taken
  * only when &mpa_policy.permissive), or one in a Rev other than the
- * Request's (R-7.1.2-19).
+ * Request's (R-7.1.1-16, requirements A4: a Responder answers with the
+ * Rev it received).
  *
  * Return: %MPA_SR_OK if the revision lets the negotiation go on, else the
  * reason it closes the connection for (code 4).
@@ -208,9 +209,8 @@ void mpa_negotiate_request(const struct mpa_policy *pol,
 {
 	struct mpa_params *params = &neg->params;
 	struct mpa_frame *rep = &neg->reply;
-	u8 rtr, offered;
-
 	enum mpa_startup_reason why;
+	u8 rtr, offered;
 
 	memset(neg, 0, sizeof(*neg));
 	rep->reply = true;
