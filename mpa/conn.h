@@ -128,6 +128,9 @@ enum {
  * @params: what Full Operation runs with
  * @tx_seq_start: TCP sequence number of the first octet we send in Full
  *	Operation (SeqStart of our Markers)
+ * @tx_before_unacked: octets we sent before @tx_seq_start (our startup
+ *	frame, the plain stream) may still be unacknowledged, so in TCP's
+ *	write queue (mpa_tx_align())
  * @rx_seq_start: the same for what we receive
  * @tx_held: Responder: no FPDU may go out until one valid FPDU arrived
  *	(R-7.1.2-15)
@@ -226,6 +229,7 @@ struct mpa_conn {
 	bool tx_held;
 	bool fin_held;
 	u8 fin_tries;
+	bool tx_before_unacked;
 	u32 tx_seq_start;
 	u32 rx_seq_start;
 	struct mpa_params params;

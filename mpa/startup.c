@@ -234,6 +234,7 @@ void mpa_startup_push(struct mpa_conn *c)
 		}
 		/* SeqStart of our direction: the octet right behind the frame */
 		c->tx_seq_start = tcp_sk(sk)->write_seq;
+		c->tx_before_unacked = true;
 		mpa_startup_frame_out(c, false);
 		mpa_conn_wake(c);
 	}

@@ -760,6 +760,23 @@ static bool mpa_tx_frags_over(const struct mpa_tx_rec *r, u32 len,
 }
 
 /*
+ * May TCP's write queue still hold octets we sent before Full Operation
+ * (mpa_tx_align())? Only while some are not acknowledged. Asked before
+ * every FPDU TCP is handed, so the answer turns false for good once they
+ * are, long before the stream is 2 GiB on: past that, before() (modulo
+ * 2^31) would find a tail of FPDUs before @tx_seq_start for 2 GiB of
+ * every 4 GiB, and end each tail as if it held startup octets.
+ */
+static __always_inline bool mpa_tx_before_unacked(struct mpa_conn *c)
+{
+	if (likely(!c->tx_before_unacked))
+		return false;
+	if (!before(tcp_sk(c->sk)->snd_una, c->tx_seq_start))
+		c->tx_before_unacked = false;
+	return c->tx_before_unacked;
+}
+
+/*
  * Before TCP takes the FPDU of @len wire octets in @r (none of it yet; no
  * @r: one contiguous range, see mpa_tx_direct()): make sure no segment splits
  * an FPDU that fits in one (Appendix A, R-4.5-5), while letting several
@@ -805,6 +822,7 @@ static __always_inline void mpa_tx_align(struct mpa_conn *c, u32 len,
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct sk_buff *tail = tcp_write_queue_tail(sk);
 	u32 mss = READ_ONCE(tp->mss_cache), used, end;
+	bool before_start = mpa_tx_before_unacked(c);
 	unsigned int frags;
 
 	if (!tail || !tail->len || !tcp_skb_can_collapse_to(tail) || !mss)
@@ -815,7 +833,7 @@ static __always_inline void mpa_tx_align(struct mpa_conn *c, u32 len,
 	if ((used && len > mss - used && len <= mss) ||
 	    (tail->len + len > mss && after(end, tcp_wnd_end(tp))) ||
 	    (frags && !copied && mpa_tx_frags_over(r, len, frags)) ||
-	    before(TCP_SKB_CB(tail)->seq, c->tx_seq_start))
+	    (before_start && before(TCP_SKB_CB(tail)->seq, c->tx_seq_start)))
 		TCP_SKB_CB(tail)->eor = 1;
 }
 

@@ -8,7 +8,9 @@
  * wrap. Every ULPDU is checked: its length against the seeded sequence,
  * MSG_EOR, its content octet for octet; then their count against the
  * sender's, and the module's statistics (FPDUs, octets, Markers, no CRC
- * or Marker error) on both ends.
+ * or Marker error) on both ends. And pack.past_2gib: small FPDUs still
+ * share segments once the stream is 2 GiB on (the sender's sequence
+ * number comparisons are modulo 2^31).
  *
  * The ULPDUs are the first 1..64768 octets of one of 64 seeded random
  * buffers: the sender generates nothing and the receiver compares with
@@ -173,6 +175,142 @@ TEST_F_TIMEOUT(wrap, initiator_to_responder_past_4gib, 3600)
 		       (unsigned long long)st.rx_markers, ms / 1000, ms % 1000,
 		       ms ? octets / 1048576.0 / (ms / 1000.0) : 0.0);
 	free(got);
+}
+
+/*
+ * Small FPDUs still share segments 2 GiB into the stream. The sender ends
+ * a tail of TCP's write queue that holds octets sent before Full
+ * Operation (mpa_tx_align()): it used to tell one by its TCP sequence
+ * number with before(), modulo 2^31, so from 2 GiB of FPDUs on (for 2 GiB
+ * of every 4 GiB) every tail looked like one, and each FPDU went in a
+ * segment of its own. Measured with TCP_CORK, as segments.packed_when_corked
+ * does (wire.c), at the start and past 2 GiB: TCP's data segments for
+ * PACK_N small ULPDUs. CRC off (the administrator's crc-off-allowed, set
+ * for the startup), and the receiver takes the bulk without copying
+ * (MSG_TRUNC), so the time goes to moving the stream.
+ */
+#define PACK_BULK	((2ull << 30) + (256ull << 20))
+#define PACK_N		200
+
+struct drain {
+	pthread_t thr;
+	int fd;
+	uint64_t n, got;
+	int err;
+};
+
+static void *drain_run(void *arg)
+{
+	struct drain *d = arg;
+	uint8_t *b = malloc(T_ULPDU_BUF);
+	ssize_t r;
+
+	for (; b && d->got < d->n; d->got++) {
+		/* as on TCP, nothing is copied to @b */
+		r = recv(d->fd, b, T_ULPDU_BUF, MSG_TRUNC);
+		if (r != MPA_MAX_ULPDU) {
+			d->err = r < 0 ? errno : EBADMSG;
+			break;
+		}
+	}
+	free(b);
+	return NULL;
+}
+
+/* TCP's data segments out of @i so far, or -1 */
+static long data_segs_out(int i)
+{
+	struct t_tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(i, SOL_TCP, TCP_INFO, &ti, &len) || len < sizeof(ti))
+		return -1;
+	return ti.data_segs_out;
+}
+
+/* The data segments that carry PACK_N small ULPDUs sent while corked */
+static long corked_segs(struct __test_metadata *_metadata, int i, int r)
+{
+	uint8_t u[100], got[128];
+	int one = 1, zero = 0, k;
+	long segs0, segs;
+
+	t_fill(u, sizeof(u), 7);
+	segs0 = data_segs_out(i);
+	EXPECT_LE(0, segs0);
+	EXPECT_EQ(0, setsockopt(i, SOL_TCP, TCP_CORK, &one, sizeof(one)));
+	for (k = 0; k < PACK_N; k++)
+		EXPECT_EQ(1 + k % 100, send(i, u, 1 + k % 100, MSG_NOSIGNAL));
+	EXPECT_EQ(0, setsockopt(i, SOL_TCP, TCP_CORK, &zero, sizeof(zero)));
+	for (k = 0; k < PACK_N; k++) {
+		EXPECT_EQ(1 + k % 100, recv(r, got, sizeof(got), 0));
+		EXPECT_EQ(0, memcmp(u, got, 1 + k % 100));
+	}
+	EXPECT_EQ(0, t_wait_acked(i, T_WAIT));
+	segs = data_segs_out(i);
+	return segs < 0 || segs0 < 0 ? -1 : segs - segs0;
+}
+
+FIXTURE(pack)
+{
+};
+
+FIXTURE_SETUP(pack)
+{
+}
+
+FIXTURE_TEARDOWN(pack)
+{
+}
+
+/* 13 s on the stock lane; a guest many times slower still finishes */
+TEST_F_TIMEOUT(pack, past_2gib, 900)
+{
+	struct drain d = { .n = PACK_BULK / MPA_MAX_ULPDU };
+	struct mpa_t_policy saved;
+	long t0 = t_now_ms(), ms, first, past;
+	uint64_t k;
+	int i, r, rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	ASSERT_EQ(0, pool_init());
+	ASSERT_EQ(0, mpa_policy_get(&saved));
+	ASSERT_EQ(0, mpa_policy_set1(MPA_A_POLICY_CRC_OFF_ALLOWED, 1));
+	rc = t_mpa_pair(AF_INET, 0, false, false, false, &i, &r);
+	mpa_policy_set(&saved);
+	ASSERT_EQ(0, rc);
+	ASSERT_EQ(0, t_set_timeo(i, SO_SNDTIMEO, T_WAIT));
+	ASSERT_EQ(0, t_set_timeo(r, SO_RCVTIMEO, T_WAIT));
+
+	first = corked_segs(_metadata, i, r);
+	EXPECT_LT(0, first);
+	EXPECT_GT(PACK_N / 4, first)
+		TH_LOG("at the start: %ld segments for %d FPDUs", first, PACK_N);
+
+	d.fd = r;
+	ASSERT_EQ(0, pthread_create(&d.thr, NULL, drain_run, &d));
+	for (k = 0; k < d.n; k++)
+		if (send(i, pool[k % WRAP_POOL], MPA_MAX_ULPDU, MSG_NOSIGNAL) !=
+		    MPA_MAX_ULPDU)
+			break;
+	EXPECT_EQ(d.n, k) TH_LOG("send %llu: %s", (unsigned long long)k,
+				 strerror(errno));
+	pthread_join(d.thr, NULL);
+	ASSERT_EQ(d.n, d.got) TH_LOG("recv %llu: %s",
+				     (unsigned long long)d.got,
+				     strerror(d.err));
+
+	past = corked_segs(_metadata, i, r);
+	EXPECT_LT(0, past);
+	EXPECT_GT(PACK_N / 4, past)
+		TH_LOG("past 2 GiB: %ld segments for %d FPDUs", past, PACK_N);
+	ms = t_now_ms() - t0;
+	ksft_print_msg("packed: %d FPDUs in %ld segments, %ld past %llu MiB; %ld.%03ld s\n",
+		       PACK_N, first, past,
+		       (unsigned long long)(d.n * MPA_MAX_ULPDU >> 20),
+		       ms / 1000, ms % 1000);
+	close(i);
+	close(r);
 }
 
 TEST_HARNESS_MAIN
