@@ -401,24 +401,28 @@ void mpa_conn_shut_wr(struct mpa_conn *c)
 	c->fin_held = true;
 	c->fin_tries = 0;
 	if (!flushed)
-		mod_timer(&c->timer, jiffies + MPA_RETRY);
+		timer_reduce(&c->timer, jiffies + MPA_RETRY);
 }
 
 /**
  * mpa_conn_fin_owed() - the FIN a shutdown(SHUT_WR) left behind
  * @c: the connection, socket locked, in the connection's work, with
  *	@fin_held set
+ * @expired: the work runs for its timer (a retry's, MPA_RETRY apart)
  *
  * What MPA holds goes to TCP, then the FIN: FPDUs a Responder holds keep
  * it back until the hold ends (mpa_conn_hold_end()), a frame or FPDUs
  * held by nothing else do not. Should TCP refuse some again (an
  * allocation, its memory limits), the work tries again after MPA_RETRY,
- * MPA_FIN_TRIES times, and then resets the connection rather than wait
- * for ever. A TCP that can no longer send ends the wait: it reports its
- * own error, and what it received stays readable.
+ * and resets the connection once MPA_FIN_TRIES of those retries in a row
+ * found TCP taking nothing, rather than wait for ever. The work runs for
+ * arriving data and ACKs too: those runs try as well, but do not count.
+ * A TCP that can no longer send ends the wait: it reports its own error,
+ * and what it received stays readable.
  */
-void mpa_conn_fin_owed(struct mpa_conn *c)
+void mpa_conn_fin_owed(struct mpa_conn *c, bool expired)
 {
+	u32 seq = tcp_sk(c->sk)->write_seq;
 	bool flushed = mpa_conn_flush(c);
 
 	if (flushed && mpa_conn_fpdus_held(c))
@@ -426,13 +430,23 @@ void mpa_conn_fin_owed(struct mpa_conn *c)
 	if (flushed) {
 		c->fin_held = false;
 		c->sk_proto->shutdown(c->sk, SEND_SHUTDOWN);
-	} else if (!mpa_conn_may_retry(c)) {
-		c->fin_held = false;
-	} else if (c->fin_tries++ < MPA_FIN_TRIES) {
-		mod_timer(&c->timer, jiffies + MPA_RETRY);
-	} else {
-		mpa_conn_abort(c);
+		return;
 	}
+	if (!mpa_conn_may_retry(c)) {
+		c->fin_held = false;
+		return;
+	}
+	/* TCP took some: memory came back, the count starts again */
+	if (tcp_sk(c->sk)->write_seq != seq)
+		c->fin_tries = 0;
+	else if (expired)
+		c->fin_tries++;
+	if (c->fin_tries >= MPA_FIN_TRIES) {
+		mpa_conn_abort(c);
+		return;
+	}
+	/* an earlier expiry stands: a retry, the startup's deadline */
+	timer_reduce(&c->timer, jiffies + MPA_RETRY);
 }
 
 /**
@@ -562,7 +576,7 @@ static void mpa_conn_work(struct work_struct *work)
 	 * (in any state) the rest of a startup frame
 	 */
 	if (c->fin_held)
-		mpa_conn_fin_owed(c);
+		mpa_conn_fin_owed(c, expired);
 	if (mpa_conn_full(c) && (mpa_tx_pending(c) || c->tx_run.bv_len)) {
 		/* a blocking sender pushes itself once woken */
 		if (!c->tx_waiting)

@@ -137,7 +137,8 @@ enum {
  * @fin_held: shutdown(SHUT_WR) came while FPDUs were held, or TCP had no
  *	memory for what MPA holds: the FIN follows them once the hold ends,
  *	or once TCP takes them (mpa_conn_shut_wr(), mpa_conn_fin_owed())
- * @fin_tries: how often TCP refused them since, up to MPA_FIN_TRIES
+ * @fin_tries: retries in a row (MPA_RETRY apart) that found TCP taking none
+ *	of them, up to MPA_FIN_TRIES
  * @tx_pos: stream position (from @tx_seq_start) of the next FPDU built
  * @tx_open: the ULPDU kept open by MSG_MORE, or NULL
  * @tx_queue: closed FPDUs not yet (fully) taken by TCP, in order
@@ -434,7 +435,7 @@ static inline u32 mpa_conn_reason(const struct mpa_conn *c)
 
 /* No memory (@timer's retries): when to try again */
 #define MPA_RETRY		(HZ / 10)
-/* A FIN kept behind what TCP has no memory for: tries, then a reset */
+/* A FIN kept behind what TCP has no memory for: retries, then a reset */
 #define MPA_FIN_TRIES		50
 
 /**
@@ -483,7 +484,7 @@ void mpa_conn_detach(struct mpa_conn *c);
 bool mpa_conn_flush(struct mpa_conn *c);
 void mpa_conn_abort(struct mpa_conn *c);
 void mpa_conn_shut_wr(struct mpa_conn *c);
-void mpa_conn_fin_owed(struct mpa_conn *c);
+void mpa_conn_fin_owed(struct mpa_conn *c, bool expired);
 void mpa_conn_hold_end(struct mpa_conn *c);
 void mpa_conn_free(struct mpa_conn *c);
 void mpa_conn_fail(struct mpa_conn *c, u32 code, u32 reason, int errnum,

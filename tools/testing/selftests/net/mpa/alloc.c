@@ -15,6 +15,10 @@
  *              goes out once memory is back, the sender doing nothing
  *   shut_short the same, then shutdown(SHUT_WR): the FIN waits behind the
  *              FPDU, no reset; a reset once memory stays short for 5 s
+ *   shut_short_busy
+ *              the same while the connection's work keeps running for
+ *              other reasons (copy mode): the reset waits for 5 s of
+ *              retries, not for as many runs
  *   shut_behind_reply
  *              no memory for a Responder's Reply (accept or reject), then
  *              shutdown(SHUT_WR): the FIN waits behind the Reply
@@ -1009,6 +1013,100 @@ TEST_F_TIMEOUT(inject, shut_short, 300)
 		       strerror(e));
 	close(i);
 	close(r);
+	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ms, me));
+	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ms, me));
+}
+
+/*
+ * As shut_short, while the connection's work runs again and again for
+ * other reasons than its retry timer: the stranded end (the Responder,
+ * its SO_RCVBUF small) reads ULPDUs far larger than its receive buffer,
+ * in copy mode, whose work runs at each window's worth that arrives
+ * (AL_BUSY_ULPDUS of them take more runs than MPA_FIN_TRIES). Those
+ * ULPDUs lie in the Initiator's TCP, its send buffer large, before the
+ * injection begins: TCP sends them as ACKs open the window, which no
+ * allocation under tcp_sendmsg_locked() does. Only retries count toward
+ * the reset, so memory that is back well within 5 s gets the FPDU and the
+ * FIN through; every run used to count, and the connection was reset.
+ */
+#define AL_BUSY_ULPDUS	8
+
+TEST_F_TIMEOUT(inject, shut_short_busy, 300)
+{
+	uint8_t b[1000], *big = malloc(MPA_MAX_ULPDU);
+	uint8_t *got = malloc(T_ULPDU_BUF);
+	unsigned long long fs, fe, ms, me;
+	long long taken, want;
+	int i, r, k, sndbuf = 4 << 20;
+	long t0;
+
+	ASSERT_NE(NULL, big);
+	ASSERT_NE(NULL, got);
+	ASSERT_EQ(0, ks_func(NULL, "tcp_sendmsg_locked", &fs, &fe));
+	ASSERT_EQ(0, fi_module_text(&ms, &me));
+	t_fill(b, sizeof(b), 79);
+	t_fill(big, MPA_MAX_ULPDU, 80);
+	ASSERT_EQ(0, al_pair(false, false, 4096, &i, &r));
+	/* past net.core.wmem_max */
+	ASSERT_EQ(0, setsockopt(i, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf,
+				sizeof(sndbuf)));
+	/* a round trip: the Responder's hold is over, its TCP idle */
+	ASSERT_EQ(4, send(i, "ping", 4, MSG_NOSIGNAL));
+	ASSERT_EQ(4, recv(r, got, T_ULPDU_BUF, 0));
+	ASSERT_EQ(4, send(r, "pong", 4, MSG_NOSIGNAL));
+	ASSERT_EQ(4, recv(i, got, T_ULPDU_BUF, 0));
+
+	/* the Initiator's TCP takes them all (each FPDU 8 octets more) */
+	taken = t_tcp_taken(i);
+	ASSERT_LE(0, taken);
+	want = taken + AL_BUSY_ULPDUS * (MPA_MAX_ULPDU + 8LL);
+	for (k = 0; k < AL_BUSY_ULPDUS; k++)
+		ASSERT_EQ(MPA_MAX_ULPDU, send(i, big, MPA_MAX_ULPDU,
+					      MSG_NOSIGNAL))
+			TH_LOG("send %d: %s", k, strerror(errno));
+	for (t0 = t_now_ms(); (taken = t_tcp_taken(i)) < want;) {
+		ASSERT_LE(0, taken);
+		ASSERT_GT(t0 + AL_WAIT, t_now_ms())
+			TH_LOG("TCP took %lld of %lld octets", taken, want);
+		/* no event says "taken": look again shortly */
+		poll(NULL, 0, 1);
+	}
+
+	/* the Responder's FPDU stranded, then its FIN behind it */
+	ASSERT_EQ(0, fi_setup_one(FI_SLAB, fs, fe));
+	ASSERT_EQ(0, fi_setup_one(FI_PAGE, fs, fe));
+	ASSERT_EQ(0, fi_on_prob(100));
+	t0 = t_now_ms();
+	EXPECT_EQ(sizeof(b), send(r, b, sizeof(b),
+				  MSG_NOSIGNAL | MSG_DONTWAIT))
+		TH_LOG("send: %s", strerror(errno));
+	EXPECT_EQ(0, shutdown(r, SHUT_WR));
+	for (k = 0; k < AL_BUSY_ULPDUS; k++) {
+		ssize_t n = recv(r, got, T_ULPDU_BUF, 0);
+
+		ASSERT_EQ(MPA_MAX_ULPDU, n)
+			TH_LOG("ULPDU %d while memory is short: %s", k,
+			       n < 0 ? strerror(errno) : "short");
+		ASSERT_EQ(0, memcmp(big, got, MPA_MAX_ULPDU));
+	}
+	fi_off();
+	t0 = t_now_ms() - t0;
+	EXPECT_LE(1, fi_slab_fails())
+		TH_LOG("TCP's allocation did not fail");
+	/* well within the 5 s the reset waits for, or this shows nothing */
+	EXPECT_GT(4000, t0) TH_LOG("memory was short for %ld ms", t0);
+
+	/* memory is back: the FPDU, then the end of file, not a reset */
+	EXPECT_EQ(sizeof(b), recv(i, got, T_ULPDU_BUF, 0))
+		TH_LOG("the FPDU held at shutdown never came (%s)",
+		       strerror(errno));
+	EXPECT_EQ(0, memcmp(b, got, sizeof(b)));
+	EXPECT_EQ(0, recv(i, got, T_ULPDU_BUF, 0))
+		TH_LOG("no end of file behind it (%s)", strerror(errno));
+	close(i);
+	close(r);
+	free(big);
+	free(got);
 	ASSERT_EQ(0, fi_setup_one(FI_SLAB, ms, me));
 	ASSERT_EQ(0, fi_setup_one(FI_PAGE, ms, me));
 }
