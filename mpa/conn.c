@@ -382,9 +382,10 @@ static bool mpa_conn_fpdus_held(const struct mpa_conn *c)
  * held FPDUs (R-7.1.2-15), until the hold ends (mpa_conn_hold_end()), and
  * FPDUs TCP refused for want of memory (an allocation, its memory
  * limits), tried again every MPA_RETRY, as the socket stays open. A TCP
- * that can no longer send, or memory that does not come back, gets a
- * reset instead of a FIN after a gap (mpa_conn_abort(); a TCP closed
- * already only loses what MPA holds).
+ * that can no longer send, memory that does not come back, or a hold
+ * that can no longer end (mpa_conn_held_for_good(): the peer's FIN or a
+ * receive error came first), gets a reset instead of a FIN after a gap
+ * (mpa_conn_abort(); a TCP closed already only loses what MPA holds).
  */
 void mpa_conn_shut_wr(struct mpa_conn *c)
 {
@@ -394,7 +395,8 @@ void mpa_conn_shut_wr(struct mpa_conn *c)
 		c->sk_proto->shutdown(c->sk, SEND_SHUTDOWN);
 		return;
 	}
-	if (!flushed && !mpa_conn_may_retry(c)) {
+	if ((!flushed && !mpa_conn_may_retry(c)) ||
+	    (flushed && mpa_conn_held_for_good(c))) {
 		mpa_conn_abort(c);
 		return;
 	}
@@ -411,7 +413,8 @@ void mpa_conn_shut_wr(struct mpa_conn *c)
  * @expired: the work runs for its timer (a retry's, MPA_RETRY apart)
  *
  * What MPA holds goes to TCP, then the FIN: FPDUs a Responder holds keep
- * it back until the hold ends (mpa_conn_hold_end()), a frame or FPDUs
+ * it back until the hold ends (mpa_conn_hold_end()), or reset the
+ * connection once it cannot (mpa_conn_held_for_good()); a frame or FPDUs
  * held by nothing else do not. Should TCP refuse some again (an
  * allocation, its memory limits), the work tries again after MPA_RETRY,
  * and resets the connection once MPA_FIN_TRIES of those retries in a row
@@ -425,8 +428,12 @@ void mpa_conn_fin_owed(struct mpa_conn *c, bool expired)
 	u32 seq = tcp_sk(c->sk)->write_seq;
 	bool flushed = mpa_conn_flush(c);
 
-	if (flushed && mpa_conn_fpdus_held(c))
+	if (flushed && mpa_conn_fpdus_held(c)) {
+		/* a hold that ended for good: a FIN would follow a gap */
+		if (mpa_conn_held_for_good(c))
+			mpa_conn_abort(c);
 		return;
+	}
 	if (flushed) {
 		c->fin_held = false;
 		c->sk_proto->shutdown(c->sk, SEND_SHUTDOWN);

@@ -1777,6 +1777,39 @@ TEST_F(held, reset_on_close)
 	EXPECT_EQ(ECONNRESET, errno);
 }
 
+/*
+ * A Responder that shuts down while its sends are held, and then the
+ * Initiator's FIN, no FPDU before it: the hold can never end, and the
+ * FIN that shutdown() kept behind those sends would follow a gap. Both
+ * ends learn of it with a reset, as on close(), at once: the Initiator
+ * used to wait for a FIN that only the Responder's close() would end.
+ */
+TEST_F(held, shut_then_peer_fin)
+{
+	ASSERT_EQ(5, send(self->r, "early", 5, MSG_NOSIGNAL));
+	ASSERT_EQ(0, shutdown(self->r, SHUT_WR));
+	EXPECT_EQ(0, t_poll(self->i, POLLIN, T_QUIET));
+	ASSERT_EQ(0, shutdown(self->i, SHUT_WR));
+	EXPECT_EQ(-1, recv(self->i, rx_buf, T_BUF, 0));
+	EXPECT_EQ(ECONNRESET, errno);
+	EXPECT_EQ(-1, recv(self->r, rx_buf, T_BUF, 0));
+	EXPECT_EQ(ECONNRESET, errno);
+}
+
+/* The same with the Initiator's FIN first: the reset at the shutdown. */
+TEST_F(held, peer_fin_then_shut)
+{
+	ASSERT_EQ(5, send(self->r, "early", 5, MSG_NOSIGNAL));
+	ASSERT_EQ(0, shutdown(self->i, SHUT_WR));
+	/* the end of file: the hold is over for good */
+	EXPECT_EQ(0, recv(self->r, rx_buf, T_BUF, 0));
+	EXPECT_EQ(-1, send(self->r, "late", 4, MSG_NOSIGNAL));
+	EXPECT_EQ(EPIPE, errno);
+	ASSERT_EQ(0, shutdown(self->r, SHUT_WR));
+	EXPECT_EQ(-1, recv(self->i, rx_buf, T_BUF, 0));
+	EXPECT_EQ(ECONNRESET, errno);
+}
+
 /* A Responder held with nothing to send closes with a FIN. */
 TEST_F(held, fin_on_close_unsent)
 {
