@@ -519,6 +519,21 @@ static bool mpa_kpages_copy(const struct bio_vec *bv, u32 used)
 	return false;
 }
 
+/*
+ * May TCP probe the path MTU on @sk (net.ipv4.tcp_mtu_probing, or probing
+ * begun after a black hole)? Its probe takes references of its own to the
+ * page fragments of the write queue's first skbs, but not their zero-copy
+ * completion (tcp_clone_payload() in 6.12), and then frees those skbs:
+ * the completion would run while the probe, or its retransmission, still
+ * sends from the consumer's pages. The ULPDU is copied then. Socket
+ * locked.
+ */
+static bool mpa_kmtu_probes(const struct sock *sk)
+{
+	return READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_mtu_probing) ||
+	       inet_csk(sk)->icsk_mtup.enabled;
+}
+
 /**
  * mpa_ksend() - send one ULPDU made of pages, without copying them
  * @c: the connection, in Full Operation
@@ -542,8 +557,10 @@ static bool mpa_kpages_copy(const struct bio_vec *bv, u32 used)
  * entries: one segment is kept to), or a page is not one TCP may
  * hold a reference to (!sendpage_ok(): slab memory, e.g. from kmalloc(),
  * or a page without a reference count of its own, such as the tail pages
- * of a higher-order allocation that is not compound); @tx->done may also
- * run inside
+ * of a higher-order allocation that is not compound), or where TCP may
+ * probe the path MTU (net.ipv4.tcp_mtu_probing set in the socket's
+ * namespace, or probing begun on the connection: TCP's probe would keep
+ * references to the pages past @tx->done); @tx->done may also run inside
  * mpa_ksend() when the route has no scatter-gather (TCP copies). So the
  * caller must not hold a lock that @tx->done takes. A @tx is for one
  * ULPDU at a time (&struct mpa_ktx). A ULPDU of at most
@@ -619,7 +636,7 @@ int mpa_ksend(struct mpa_conn *c, const struct bio_vec *bv,
 		WRITE_ONCE(c->kwant_room, !!c->kops);
 		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		ret = -EAGAIN;
-	} else if (tx && !copy) {
+	} else if (tx && !copy && !mpa_kmtu_probes(sk)) {
 		tx->ubuf.ops = &mpa_ktx_ops;
 		tx->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 		refcount_set(&tx->ubuf.refcnt, 1);

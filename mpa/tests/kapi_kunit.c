@@ -1262,6 +1262,68 @@ static void kapi_free_pages2(void *page)
 	__free_pages(page, 2);
 }
 
+/* Four pages of a compound allocation, freed at the end of the test */
+static struct page *kapi_pages2(struct kunit *test)
+{
+	struct page *pages = alloc_pages(GFP_KERNEL | __GFP_COMP, 2);
+
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   kapi_free_pages2,
+							   pages));
+	return pages;
+}
+
+/* net.ipv4.tcp_mtu_probing as it was before a test set it */
+struct kapi_mtu_probing {
+	struct net *net;
+	u8 was;
+};
+
+static void kapi_mtu_probing_restore(void *data)
+{
+	struct kapi_mtu_probing *mp = data;
+
+	WRITE_ONCE(mp->net->ipv4.sysctl_tcp_mtu_probing, mp->was);
+}
+
+/*
+ * Where TCP may probe the path MTU, a ULPDU of pages TCP could hold is
+ * copied all the same: TCP's probe (tcp_clone_payload()) keeps references
+ * to the pages without the completion, so done would run while it still
+ * sends from them. done has run when mpa_ksend() returns, and the peer
+ * gets the octets. Without the copy, done waits for the peer's reading.
+ */
+static void kapi_send_mtu_probing(struct kunit *test)
+{
+	struct mpa_test_pair *pair = mpa_test_pair_new(test, AF_INET);
+	struct kapi_end *ei = kapi_end_new(test), *er = kapi_end_new(test);
+	struct kapi_mtu_probing *mp;
+	struct mpa_conn *ci, *cr;
+	struct page *pages;
+	struct bio_vec bv;
+	u8 *p;
+
+	ci = kapi_connect(test, pair, ei, er, &cr);
+	ei->tx.done = kapi_tx_done;
+	mp = kunit_kzalloc(test, sizeof(*mp), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mp);
+	mp->net = sock_net(ci->sk);
+	mp->was = READ_ONCE(mp->net->ipv4.sysctl_tcp_mtu_probing);
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test,
+						  kapi_mtu_probing_restore,
+						  mp));
+	WRITE_ONCE(mp->net->ipv4.sysctl_tcp_mtu_probing, 2);
+
+	pages = kapi_pages2(test);
+	p = page_address(pages);
+	memset(p, 'm', 3000);
+	p[2999] = 't';
+	bvec_set_page(&bv, pages, 3000, 0);
+	kapi_send_copied_pages(test, ei, er, ci, &bv, 3000, 'm', 't');
+}
+
 /*
  * A multi-page entry of a compound allocation, starting past its first
  * page, goes by reference: the peer gets its octets, done runs once TCP
@@ -1280,11 +1342,7 @@ static void kapi_send_multipage(struct kunit *test)
 
 	ci = kapi_connect(test, pair, ei, er, &cr);
 	ei->tx.done = kapi_tx_done;
-	pages = alloc_pages(GFP_KERNEL | __GFP_COMP, 2);
-	KUNIT_ASSERT_NOT_NULL(test, pages);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-							   kapi_free_pages2,
-							   pages));
+	pages = kapi_pages2(test);
 	p = page_address(pages);
 	for (i = 0; i < 4 * PAGE_SIZE; i++)
 		p[i] = i % 251;
@@ -1833,6 +1891,7 @@ static struct kunit_case mpa_kapi_cases[] = {
 	KUNIT_CASE(kapi_send_bad_pages),
 	KUNIT_CASE(kapi_abort_in_ulpdu_refused),
 	KUNIT_CASE(kapi_send_multipage),
+	KUNIT_CASE(kapi_send_mtu_probing),
 	KUNIT_CASE(kapi_detach_in_reply),
 	KUNIT_CASE(kapi_detach_in_ulpdu),
 	KUNIT_CASE(kapi_ktx_busy_two_conns),
