@@ -39,7 +39,9 @@ int mpa_conn_cache_init(void)
 				       SLAB_ACCOUNT | SLAB_NO_MERGE);
 	if (!mpa_startup_cache)
 		goto err_conn;
-	mpa_tx_rec_cache = KMEM_CACHE(mpa_tx_rec, SLAB_ACCOUNT);
+	/* a cache of its own, as the two above: its counts are MPA's alone */
+	mpa_tx_rec_cache = KMEM_CACHE(mpa_tx_rec,
+				      SLAB_ACCOUNT | SLAB_NO_MERGE);
 	if (!mpa_tx_rec_cache)
 		goto err_startup;
 	return 0;

@@ -47,6 +47,7 @@ struct id_mem {
 	long long used, slab, sunreclaim;
 	long long conns, starts, recs;
 	long long conn_slabs;
+	int rec_aliases;	/* caches sharing mpa_tx_rec's: none */
 };
 
 static int id_mem(struct id_mem *m)
@@ -58,7 +59,7 @@ static int id_mem(struct id_mem *m)
 		return -1;
 	m->conns = s_slab_objects("mpa_conn", NULL);
 	m->starts = s_slab_objects("mpa_startup", NULL);
-	m->recs = s_slab_objects("mpa_tx_rec", NULL);
+	m->recs = s_slab_objects("mpa_tx_rec", &m->rec_aliases);
 	m->conn_slabs = s_slab_attr("mpa_conn", "slabs");
 	total = s_meminfo("MemTotal");
 	free = s_meminfo("MemFree");
@@ -366,6 +367,8 @@ TEST_F_TIMEOUT(idle, ten_thousand, 1500)
 	EXPECT_LE(0, m2.starts);
 	EXPECT_EQ(m1.starts, m2.starts);
 	EXPECT_EQ(m1.starts, m3.starts);
+	EXPECT_EQ(0, m3.rec_aliases);
+	EXPECT_LE(0, m3.recs);
 	EXPECT_EQ(m1.recs, m3.recs);
 	EXPECT_GE(ID_BOUND, per2);
 	EXPECT_GE(ID_BOUND, per3);
