@@ -69,33 +69,50 @@ job() {
 	done
 	mkdir -p "$job_dir"
 	rm -f "$job_dir/$name".*
+	# (in a subshell of its own: a die or exit in it still ends the job)
 	{
-		"$@" > "$job_dir/$name.out" 2> "$job_dir/$name.err"
+		( "$@" ) > "$job_dir/$name.out" 2> "$job_dir/$name.err"
 		: > "$job_dir/$name.done"
 	} &
 	job_names+=("$name")
 }
 
-# Show the ended jobs that no running one was started before.
+# Show the ended jobs that no running one was started before. A job that
+# reported no count fails: whatever it was to run did not report.
 jobs_show() {
-	local name line
+	local name line counted
 	while [ "$job_next" -lt "${#job_names[@]}" ]; do
 		name=${job_names[$job_next]}
 		[ -e "$job_dir/$name.done" ] || return 0
 		cat "$job_dir/$name.err" >&2
+		counted=
 		while IFS= read -r line; do
 			if [[ $line =~ ^([^:]+):\ ([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
 				report "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
+				counted=1
 			else
 				printf '%s\n' "$line"
 			fi
 		done < "$job_dir/$name.out"
+		if [ -z "$counted" ]; then
+			msg "$name: the job reported no count"
+			report "$name" 0 1
+		fi
 		job_next=$((job_next + 1))
 	done
 }
 
+# Every job has ended then: one that did not get to its end (killed) is
+# shown, and fails, as one that reported nothing.
 jobs_finish() {
+	local name
 	wait
+	for name in "${job_names[@]}"; do
+		[ -e "$job_dir/$name.done" ] && continue
+		msg "$name: the job ended before its end"
+		echo "$name: 0 passed, 1 failed" >> "$job_dir/$name.out"
+		: > "$job_dir/$name.done"
+	done
 	jobs_show
 }
 
@@ -117,7 +134,8 @@ count_tap() {
 	bail=$(grep -c '^Bail out!' "$f" | head -n 1)
 	pass=$((pass - skip))
 	fail=$((fail + skip + bail))
-	if [ -z "$plan" ]; then
+	# no plan, or a plan of none (nothing ran: no pass either)
+	if [ -z "$plan" ] || [ "$plan" = 0 ]; then
 		fail=$((fail + 1))
 	elif [ $((pass + fail)) -lt "$plan" ]; then
 		fail=$((plan - pass))
@@ -265,7 +283,7 @@ run_selftests() {
 	rc=$?
 
 	if [ "$lane" = debug ]; then
-		local src kres
+		local src kres e
 		src=$(mpa_source_tree)
 		kres=$(python3 "$src/tools/testing/kunit/kunit.py" parse "$res/kunit.log" 2>&1)
 		echo "$kres" > "$res/kunit.parsed"
@@ -276,7 +294,14 @@ run_selftests() {
 			report kunit 0 1
 		else
 			[ "$p" = "$t" ] || echo "$kres" | grep -E '\[(FAILED|CRASHED|SKIPPED)\]' | head -n 20 >&2
-			report kunit "${p:-0}" $((t - ${p:-0}))
+			# a log kunit.py could not read whole (a test that never
+			# reported, a missing plan) fails once more
+			e=$(echo "$kres" |
+				sed -n 's/.*Ran [0-9]* tests:.*errors: \([0-9]*\).*/\1/p' |
+				tail -n 1)
+			[ "${e:-0}" = 0 ] ||
+				msg "KUnit: $e errors in the log (see $res/kunit.parsed)"
+			report kunit "${p:-0}" $((t - ${p:-0} + ${e:-0}))
 		fi
 	fi
 
