@@ -1006,7 +1006,11 @@ TEST_F(data, large_in_part_nonblocking)
 	one_ulpdu(_metadata, tx, rx, "after", 5);
 }
 
-/* Not readable until a whole ULPDU is there; poll() and epoll. */
+/*
+ * Not readable until the whole ULPDU is sent, with MSG_MORE its first
+ * part held by the sender; poll() and epoll. (An FPDU that arrives in
+ * part: wire.c's half_fpdu.)
+ */
 static void readable(struct __test_metadata *_metadata, int tx, int rx,
 		     bool use_epoll)
 {
@@ -1037,7 +1041,11 @@ TEST_F(data, epoll_readable)
 	readable(_metadata, self->r, self->i, true);
 }
 
-/* SIOCINQ: the unread octets of the next ULPDU once complete, else 0. */
+/*
+ * SIOCINQ: the unread octets of the next ULPDU once complete, else 0 (its
+ * sender holding it open with MSG_MORE here; wire.c's half_fpdu has one
+ * arrive in part).
+ */
 TEST_F(data, siocinq)
 {
 	int fl;
@@ -1339,7 +1347,7 @@ TEST_F(sock, nonblocking_recv)
 	ASSERT_EQ(0, t_nonblock(self->i));
 	EXPECT_EQ(-1, recv(self->i, rx_buf, T_BUF, 0));
 	EXPECT_EQ(EAGAIN, errno);
-	/* Half a ULPDU (MSG_MORE) is nothing either. */
+	/* An open ULPDU (MSG_MORE, held by its sender) is nothing either. */
 	ASSERT_EQ(10, send(self->r, tx_buf, 10, MSG_NOSIGNAL | MSG_MORE));
 	ASSERT_EQ(0, t_wait_acked(self->r, T_WAIT));
 	EXPECT_EQ(-1, recv(self->i, rx_buf, T_BUF, 0));
@@ -1364,7 +1372,10 @@ TEST_F(sock, rcvtimeo)
 	EXPECT_EQ(EAGAIN, errno);
 	EXPECT_LE(250, t_now_ms() - t0);
 	EXPECT_GT(T_WAIT, t_now_ms() - t0);	/* not for ever */
-	/* Still the same when half a ULPDU is there. */
+	/*
+	 * Still the same while the sender holds a ULPDU open (MSG_MORE:
+	 * nothing of it is sent; wire.c's half_fpdu has half an FPDU come)
+	 */
 	ASSERT_EQ(10, send(self->i, tx_buf, 10, MSG_NOSIGNAL | MSG_MORE));
 	t0 = t_now_ms();
 	EXPECT_EQ(-1, recv(self->r, rx_buf, T_BUF, 0));

@@ -102,6 +102,8 @@ static void refused(struct __test_metadata *_metadata, int fd)
 	EXPECT_EQ(refs, t_mpa_refcnt());
 	/* nothing to configure: SOL_MPA is not there */
 	EXPECT_EQ(-1, mpa_set(fd, MPA_ROLE, MPA_ROLE_INITIATOR));
+	EXPECT_EQ(ENOPROTOOPT, errno) TH_LOG("errno %d (%s)", errno,
+					     strerror(errno));
 }
 
 FIXTURE(alone)

@@ -399,20 +399,29 @@ static inline int t_nonblock(int fd)
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-/* poll() one socket; the returned events, 0 on timeout, -1 on error. */
+/*
+ * poll() one socket; the returned events, 0 on timeout. A failed poll()
+ * returns POLLNVAL, which no test waits for: -1 would have every event
+ * bit set, and pass any test of one.
+ */
 static inline int t_poll(int fd, short events, int timeout_ms)
 {
 	struct pollfd p = { .fd = fd, .events = events };
 	int n = poll(&p, 1, timeout_ms);
 
-	return n < 0 ? -1 : n ? p.revents : 0;
+	if (n < 0) {
+		fprintf(stderr, "# %s: %s\n", __func__, strerror(errno));
+		return POLLNVAL;
+	}
+	return n ? p.revents : 0;
 }
 
 /*
  * Readiness of a socket, through poll() or through epoll (EPOLLIN,
  * EPOLLOUT and the rest have poll()'s values): the events, 0 when none
- * came within @ms, -1 on error. t_ready_open() waits for POLLIN | POLLOUT,
- * t_ready_open_ev() for @events (POLLERR and POLLHUP always count).
+ * came within @ms, POLLNVAL on error. t_ready_open() waits for POLLIN |
+ * POLLOUT, t_ready_open_ev() for @events (POLLERR and POLLHUP always
+ * count).
  */
 struct t_ready {
 	int fd;
@@ -449,7 +458,12 @@ static inline int t_ready_wait(struct t_ready *w, int ms)
 	if (w->ep < 0)
 		return t_poll(w->fd, w->events, ms);
 	n = epoll_wait(w->ep, &out, 1, ms);
-	return n <= 0 ? n : (int)out.events;
+	if (n < 0) {
+		/* as t_poll(): no event bits that a test would take */
+		fprintf(stderr, "# %s: %s\n", __func__, strerror(errno));
+		return POLLNVAL;
+	}
+	return n ? (int)out.events : 0;
 }
 
 static inline void t_ready_close(struct t_ready *w)

@@ -208,8 +208,8 @@ TEST_F(opt, start_needs_role)
 	EXPECT_EQ(-1, mpa_start(self->fd));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_MPA_STATE(self->fd, MPA_STATE_STREAMING);
-	/* Nothing went out. */
-	EXPECT_TRUE(t_nothing_pending(self->peer));
+	/* Nothing went out, nor goes later. */
+	EXPECT_TRUE(t_quiet(self->peer, self->fd));
 }
 
 TEST_F(opt, answer_before_start)
@@ -222,7 +222,7 @@ TEST_F(opt, answer_before_start)
 	EXPECT_EQ(-1, mpa_answer(self->fd, MPA_ACCEPT, NULL, 0));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_MPA_STATE(self->fd, MPA_STATE_STREAMING);
-	EXPECT_TRUE(t_nothing_pending(self->peer));
+	EXPECT_TRUE(t_quiet(self->peer, self->fd));
 }
 
 TEST_F(opt, peer_data_before_frame)
@@ -924,12 +924,15 @@ TEST_F(raw, options_after_start)
 /* No plain stream while the startup phase runs, in either direction. */
 static void io_refused(struct __test_metadata *_metadata, int fd)
 {
+	long t0 = t_now_ms();
 	char c;
 
 	EXPECT_EQ(-1, send(fd, "x", 1, MSG_NOSIGNAL));
 	EXPECT_EQ(EINPROGRESS, errno);
 	EXPECT_EQ(-1, recv(fd, &c, 1, 0));
 	EXPECT_EQ(EINPROGRESS, errno);
+	/* at once, not after a blocking socket's timeout (2 s and more) */
+	EXPECT_GT(1000, t_now_ms() - t0);
 }
 
 TEST_F(raw, io_during_startup)
@@ -968,8 +971,8 @@ TEST_F(raw, io_during_startup)
 	EXPECT_EQ(0, ioctl(RESP, SIOCINQ, &n));
 	EXPECT_EQ(0, n);
 	io_refused(_metadata, RESP);
-	/* Nothing leaked to the peer. */
-	EXPECT_TRUE(t_nothing_pending(RAW_I));
+	/* Nothing leaked to the peer, nor leaks later. */
+	EXPECT_TRUE(t_quiet(RAW_I, RESP));
 }
 
 /*
@@ -2020,8 +2023,11 @@ static size_t stuff_stream(struct __test_metadata *_metadata, int fd,
 		EXPECT_EQ(0, getsockopt(fd, SOL_TCP, TCP_INFO, &ti, &tlen));
 		if (!ti.snd_wnd && !ti.base.tcpi_unacked)
 			break;
+		/* the test's premise: TCP can send nothing more */
 		if (t_now_ms() > end) {
-			TH_LOG("%zu octets sent, the window still open", sent);
+			EXPECT_GE(end, t_now_ms())
+				TH_LOG("%zu octets sent, the window still open",
+				       sent);
 			break;
 		}
 		/* No event says "the window closed": look again shortly. */
@@ -2044,20 +2050,35 @@ static size_t stuff_stream(struct __test_metadata *_metadata, int fd,
 TEST_F(raw, rev0_reply_stuck_closes_at_timeout)
 {
 	static uint8_t fill[65536];
+	size_t sent, got = 0;
 	uint8_t req[T_HDR];
+	long t0;
+	ssize_t r;
 	int ev;
 
 	ASSERT_EQ(0, mpa_config(RESP, MPA_ROLE_RESPONDER, T_SHORT));
-	stuff_stream(_metadata, RESP, fill, sizeof(fill));
+	sent = stuff_stream(_metadata, RESP, fill, sizeof(fill));
+	t0 = t_now_ms();
 	t_start_nonblock(_metadata, RESP);
 	t_frame(req, false, T_M | T_C, 0, NULL, 0);
 	ASSERT_EQ(T_HDR, t_send(RAW_I, req, T_HDR));
 	ev = t_poll(RESP, POLLIN | POLLOUT, T_WAIT);
 	EXPECT_EQ(POLLERR | POLLHUP, ev & (POLLERR | POLLHUP))
 		TH_LOG("revents 0x%x, state %ld", ev, mpa_state(RESP));
+	/* the startup's timeout ended the wait, not anything before it */
+	EXPECT_LE(T_SHORT - 50, t_now_ms() - t0);
 	EXPECT_MPA_STATE(RESP, MPA_STATE_FAILED);
 	EXPECT_MPA_ERROR(RESP, MPA_ERR_STARTUP, MPA_REASON_REV0, EPROTO);
 	EXPECT_EQ(EPROTO, t_so_error(RESP));
+
+	/* TCP delivers the stream and what of the Reply it took, then the FIN */
+	ASSERT_EQ(0, t_set_timeo(RAW_I, SO_RCVTIMEO, T_WAIT));
+	while ((r = recv(RAW_I, fill, sizeof(fill), 0)) > 0)
+		got += r;
+	EXPECT_EQ(0, r) TH_LOG("recv after %zu octets: %s", got,
+			       strerror(errno));
+	EXPECT_LE(sent, got);
+	EXPECT_GT(sent + T_HDR, got);
 }
 
 /*

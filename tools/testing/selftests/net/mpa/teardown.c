@@ -543,6 +543,7 @@ static void t_round(struct t_worker *w)
 	int raw, m, family = w->seed & 1 ? AF_INET6 : AF_INET;
 	size_t want;
 	long st;
+	int rc;
 
 	if (mpa_tcp_pair_opts(family, &o, &raw, &m)) {
 		T_FAIL(w, "no TCP pair: %s", strerror(errno));
@@ -582,9 +583,14 @@ static void t_round(struct t_worker *w)
 		break;
 	}
 	/* (a held Responder's window may close first) */
-	if (t_flood_wait(&f, m, want) < 0 && w->phase != P_HELD)
+	rc = t_flood_wait(&f, m, want);
+	if (rc < 0 && w->phase != P_HELD)
 		T_FAIL(w, "phase %d: the flood stopped at %zu of %zu",
 		       w->phase, t_flood_sent(&f), want);
+	/* valid FPDUs in Full Operation: nothing may fail the socket */
+	if (rc > 0 && w->phase != P_AWAIT_REQUEST)
+		T_FAIL(w, "phase %d: POLLERR after %zu octets, state %ld",
+		       w->phase, t_flood_sent(&f), mpa_state(m));
 	if (w->phase == P_FULL_COPY) {
 		ssize_t r = t_full_read(w, m, t_rand64(&w->seed) % 3);
 
@@ -688,6 +694,16 @@ static void t_phase_run(struct __test_metadata *_metadata,
 	       sum.by_state[MPA_STATE_FULL],
 	       sum.by_state[MPA_STATE_FAILED]);
 	EXPECT_LE(T_ROUNDS, sum.rounds);
+	/*
+	 * Most rounds closed the socket in the state the phase is about, not
+	 * in FAILED (the phase would test the close of a failed socket only)
+	 */
+	if (phase == P_AWAIT_REQUEST) {
+		EXPECT_LT(sum.rounds / 2,
+			  sum.by_state[MPA_STATE_AWAIT_REQUEST]);
+	} else if (phase != P_REQUEST_RECEIVED) {
+		EXPECT_LT(sum.rounds / 2, sum.by_state[MPA_STATE_FULL]);
+	}
 	if (phase == P_REQUEST_RECEIVED) {
 		/* of the rounds, how many closed in REQUEST_RECEIVED */
 		TH_LOG("raced: accept %lu/%lu, reject %lu/%lu, timeout %lu/%lu",

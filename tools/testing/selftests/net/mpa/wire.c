@@ -642,14 +642,18 @@ TEST_F(wire, rx_octet_by_octet)
 }
 
 /*
- * Half an FPDU is not readable (poll or epoll), not in SIOCINQ, EAGAIN;
- * all but its last octet neither; the last octet makes it readable.
+ * Half an FPDU is not readable (poll or epoll), not in SIOCINQ, EAGAIN
+ * (a blocking recv() too, once its SO_RCVTIMEO is over); all but its
+ * last octet neither; the last octet makes it readable.
  */
 static void half_fpdu(struct __test_metadata *_metadata, struct w_conn *c,
 		      bool use_epoll)
 {
+	struct timeval tv;
+	socklen_t tvlen = sizeof(tv);
 	struct t_ready w;
 	size_t n;
+	long t0;
 
 	t_fill(ubuf, 3000, 900);
 	n = w_fpdu(c, ebuf, ubuf, 3000);
@@ -660,6 +664,13 @@ static void half_fpdu(struct __test_metadata *_metadata, struct w_conn *c,
 	EXPECT_EQ(-1, recv(c->m, gbuf, T_FPDU_MAX, MSG_DONTWAIT));
 	EXPECT_EQ(EAGAIN, errno);
 	EXPECT_EQ(0, t_inq(c->m));
+	ASSERT_EQ(0, getsockopt(c->m, SOL_SOCKET, SO_RCVTIMEO, &tv, &tvlen));
+	ASSERT_EQ(0, t_set_timeo(c->m, SO_RCVTIMEO, 300));
+	t0 = t_now_ms();
+	EXPECT_EQ(-1, recv(c->m, gbuf, T_FPDU_MAX, 0));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_LE(250, t_now_ms() - t0);
+	ASSERT_EQ(0, setsockopt(c->m, SOL_SOCKET, SO_RCVTIMEO, &tv, tvlen));
 	w_raw_write(_metadata, c, ebuf + n / 2, n - n / 2 - 1);
 	EXPECT_EQ(0, t_ready_wait(&w, T_QUIET));
 	EXPECT_EQ(0, t_inq(c->m));
