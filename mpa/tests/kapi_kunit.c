@@ -1257,21 +1257,21 @@ static void kapi_send_bad_pages(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, completion_done(&ei->error));
 }
 
-static void kapi_free_pages2(void *page)
+static void kapi_free_compound(void *page)
 {
-	__free_pages(page, 2);
+	__free_pages(page, compound_order(page));
 }
 
-/* Four pages of a compound allocation, freed at the end of the test */
-static struct page *kapi_pages2(struct kunit *test)
+/* A compound allocation of 2^@order pages, freed at the end of the test */
+static struct page *kapi_compound(struct kunit *test, unsigned int order)
 {
-	struct page *pages = alloc_pages(GFP_KERNEL | __GFP_COMP, 2);
+	struct page *page = alloc_pages(GFP_KERNEL | __GFP_COMP, order);
 
-	KUNIT_ASSERT_NOT_NULL(test, pages);
+	KUNIT_ASSERT_NOT_NULL(test, page);
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-							   kapi_free_pages2,
-							   pages));
-	return pages;
+							   kapi_free_compound,
+							   page));
+	return page;
 }
 
 /* net.ipv4.tcp_mtu_probing as it was before a test set it */
@@ -1316,7 +1316,7 @@ static void kapi_send_mtu_probing(struct kunit *test)
 						  mp));
 	WRITE_ONCE(mp->net->ipv4.sysctl_tcp_mtu_probing, 2);
 
-	pages = kapi_pages2(test);
+	pages = kapi_compound(test, 2);
 	p = page_address(pages);
 	memset(p, 'm', 3000);
 	p[2999] = 't';
@@ -1342,7 +1342,7 @@ static void kapi_send_multipage(struct kunit *test)
 
 	ci = kapi_connect(test, pair, ei, er, &cr);
 	ei->tx.done = kapi_tx_done;
-	pages = kapi_pages2(test);
+	pages = kapi_compound(test, 2);
 	p = page_address(pages);
 	for (i = 0; i < 4 * PAGE_SIZE; i++)
 		p[i] = i % 251;
@@ -1577,22 +1577,6 @@ static void kapi_send_fill(struct kunit *test, struct mpa_conn *c,
 	KUNIT_EXPECT_EQ(test, want, mpa_ksend(c, &bv, 1, len, tx));
 }
 
-static void kapi_free_pages4(void *page)
-{
-	__free_pages(page, 4);
-}
-
-static struct page *kapi_pages1(struct kunit *test)
-{
-	struct page *page = alloc_pages(GFP_KERNEL | __GFP_COMP, 1);
-
-	KUNIT_ASSERT_NOT_NULL(test, page);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-							   kapi_free_pages1,
-							   page));
-	return page;
-}
-
 /*
  * TCP at its hard memory limit (tcp_mem[2]) with an skb still to send
  * (corked) and beyond tcp_wmem[0] queued, so that it forces nothing, and
@@ -1622,7 +1606,8 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc, bool fits,
 	struct sock *sk = pair->client->sk;
 	unsigned long *pressure = sk->sk_prot->memory_pressure, was;
 	long *mem = sk->sk_prot->sysctl_mem, saved[3];
-	struct page *page = kapi_pages1(test), *zpage = kapi_pages1(test);
+	struct page *page = kapi_compound(test, 1);
+	struct page *zpage = kapi_compound(test, 1);
 	int delta, i, extra = 0, n = zc ? 2 : 3;
 	struct page *cpage = page;
 	struct mpa_fpdu_layout lo;
@@ -1633,12 +1618,7 @@ static void kapi_send_mem_limit_on(struct kunit *test, bool zc, bool fits,
 	/* no Markers: the zero-copy ULPDU goes whole, not copied */
 	ci = kapi_full_no_markers(test, pair, ei, er, big);
 	if (big) {
-		cpage = alloc_pages(GFP_KERNEL | __GFP_COMP, 4);
-		KUNIT_ASSERT_NOT_NULL(test, cpage);
-		KUNIT_ASSERT_EQ(test, 0,
-				kunit_add_action_or_reset(test,
-							  kapi_free_pages4,
-							  cpage));
+		cpage = kapi_compound(test, 4);
 		clen = READ_ONCE(tcp_sk(sk)->mss_cache) + 1000;
 		KUNIT_ASSERT_LE(test, clen, (u32)MPA_MAX_ULPDU);
 	}
@@ -1841,7 +1821,7 @@ static void kapi_send_compound_zc(struct kunit *test)
 	KUNIT_ASSERT_LE(test, (u32)ARRAY_SIZE(bv) * len + 8,
 			READ_ONCE(tcp_sk(sk)->mss_cache));
 	for (i = 0; i < ARRAY_SIZE(bv); i++) {
-		struct page *pages = kapi_pages1(test);
+		struct page *pages = kapi_compound(test, 1);
 
 		memset(page_address(pages) + off, 'a' + i, len);
 		bvec_set_page(&bv[i], pages, len, off);
