@@ -1990,19 +1990,23 @@ TEST_F(raw, reject_blocking_cut_by_reset)
 
 /*
  * Send the plain stream @buf of @len octets again and again, from its
- * start, on @fd (a send buffer of 8 KiB, non-blocking) until TCP refuses
- * more with the peer's window shut (zero, all sent acknowledged: a window
- * smaller than a segment is not enough, TCP's window probe would send
- * into it and an ACK make room), so that no acknowledgment makes room:
- * what is sent next waits behind it until the peer reads (MSG_EOR: it
- * needs a new skb, which the full send buffer refuses). Return: the
- * octets sent.
+ * start, on @fd (non-blocking) until TCP refuses more with the peer's
+ * window shut (zero, all sent acknowledged: a window smaller than a
+ * segment is not enough, TCP's window probe would send into it and an
+ * ACK make room) and at least STUFF_UNSENT octets waiting behind it.
+ * Then shrink the send buffer to its least (about 4.5 KiB): what is sent
+ * next waits behind them until the peer reads (MSG_EOR: it needs a new
+ * skb, which the full send buffer refuses), and stays out of TCP even if
+ * the peer opens its window again by some KiB without reading, as a peer
+ * was seen to do, and an ACK frees as much of the send buffer. Return:
+ * the octets sent.
  */
+#define STUFF_UNSENT	32768
 static size_t stuff_stream(struct __test_metadata *_metadata, int fd,
 			   const uint8_t *buf, size_t len)
 {
 	long end = t_now_ms() + 3 * T_WAIT;
-	int sndbuf = 8192, unsent = 0;
+	int sndbuf = 65536, unsent = 0;
 	struct t_tcp_info ti;
 	size_t sent = 0;
 	socklen_t tlen;
@@ -2021,18 +2025,25 @@ static size_t stuff_stream(struct __test_metadata *_metadata, int fd,
 		EXPECT_EQ(EAGAIN, errno);
 		tlen = sizeof(ti);
 		EXPECT_EQ(0, getsockopt(fd, SOL_TCP, TCP_INFO, &ti, &tlen));
-		if (!ti.snd_wnd && !ti.base.tcpi_unacked)
-			break;
+		if (!ti.snd_wnd && !ti.base.tcpi_unacked) {
+			EXPECT_EQ(0, ioctl(fd, SIOCOUTQNSD, &unsent));
+			if (unsent >= STUFF_UNSENT)
+				break;
+			/* acknowledged since: room to send more */
+		}
 		/* the test's premise: TCP can send nothing more */
 		if (t_now_ms() > end) {
 			EXPECT_GE(end, t_now_ms())
-				TH_LOG("%zu octets sent, the window still open",
-				       sent);
+				TH_LOG("%zu octets sent, %d waiting, window %u",
+				       sent, unsent, ti.snd_wnd);
 			break;
 		}
 		/* No event says "the window closed": look again shortly. */
 		poll(NULL, 0, 5);
 	}
+	sndbuf = 0;
+	EXPECT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf)));
 	EXPECT_EQ(0, ioctl(fd, SIOCOUTQNSD, &unsent));
 	TH_LOG("%zu octets of the plain stream queued, %d not sent", sent,
 	       unsent);
