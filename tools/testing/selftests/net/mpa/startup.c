@@ -931,13 +931,13 @@ static void io_refused(struct __test_metadata *_metadata, int fd)
 	EXPECT_EQ(EINPROGRESS, errno);
 	EXPECT_EQ(-1, recv(fd, &c, 1, 0));
 	EXPECT_EQ(EINPROGRESS, errno);
-	/* at once, not after a blocking socket's timeout (2 s and more) */
-	EXPECT_GT(1000, t_now_ms() - t0);
+	/* at once, not after a blocking socket's timeout (10 s and more) */
+	EXPECT_GT(5000, t_now_ms() - t0);
 }
 
 TEST_F(raw, io_during_startup)
 {
-	struct timeval tv = { .tv_sec = 2 };
+	struct timeval tv = { .tv_sec = 10 };
 	uint8_t req[T_HDR];
 	int n;
 
