@@ -793,23 +793,27 @@ static __always_inline bool mpa_tx_before_unacked(struct mpa_conn *c)
  * cannot be aligned (requirements A11): it joins the tail wherever it
  * starts, as TCP packs large sends, rather than leave a short segment
  * behind each such FPDU and an skb to itself (per-skb costs on both
- * sides). An FPDU after it that fits a segment is placed by the same rule.
+ * sides); where the tail is full (TCP's size goal, the most fragments an
+ * skb may have), TCP goes on in a new skb. An FPDU after it that fits a
+ * segment is placed by the same rule, from wherever TCP ended.
  *
  * The one cut TCP makes elsewhere than at a multiple of the MSS is at the
  * edge of the peer's receive window, which would shift every later FPDU
  * of the skb against the segments: so the tail only grows past its first
- * segment while all of it fits in the window offered now (the window's
- * edge only moves on). An skb of one segment at most goes out whole,
- * but for TCP's window probe: when the peer's window stays below one
- * segment, the persist timer sends what fits, cutting wherever the window
- * ends, as it would cut a lone FPDU; make bench sees it as the rare
- * segment that is not aligned (its alignment share).
+ * segment by an FPDU that fits a segment while all of it fits in the
+ * window offered now (the window's edge only moves on; a larger FPDU may
+ * be cut anywhere, and one that fits a segment after it starts a new skb
+ * while the tail reaches past the window). An skb of one segment at most
+ * goes out whole, but for TCP's window probe: when the peer's window
+ * stays below one segment, the persist timer sends what fits, cutting
+ * wherever the window ends, as it would cut a lone FPDU; make bench sees
+ * it as the rare segment that is not aligned (its alignment share).
  *
- * The tail is also ended when it could not take all of the FPDU's page
- * fragments (TCP would start a new skb inside the FPDU; not with @copied,
- * the copy path's FPDU, which TCP copies into its own page fragment, and
- * which cannot be aligned anyway), and when it holds octets of the
- * startup phase.
+ * The tail is also ended when it could not take all of the page fragments
+ * of an FPDU that fits a segment (TCP would start a new skb inside the
+ * FPDU; not with @copied, the copy path's FPDU, which TCP copies into its
+ * own page fragment, and which cannot be aligned anyway), and when it
+ * holds octets of the startup phase.
  *
  * The MSS is TCP's mss_cache (ambiguity A13): what TCP segments with,
  * unless it is sending SACK blocks.
@@ -830,9 +834,10 @@ static __always_inline void mpa_tx_align(struct mpa_conn *c, u32 len,
 	used = tail->len % mss;
 	end = TCP_SKB_CB(tail)->seq + tail->len + len;
 	frags = skb_shinfo(tail)->nr_frags;
-	if ((used && len > mss - used && len <= mss) ||
-	    (tail->len + len > mss && after(end, tcp_wnd_end(tp))) ||
-	    (frags && !copied && mpa_tx_frags_over(r, len, frags)) ||
+	if ((len <= mss &&
+	     ((used && len > mss - used) ||
+	      (tail->len + len > mss && after(end, tcp_wnd_end(tp))) ||
+	      (frags && !copied && mpa_tx_frags_over(r, len, frags)))) ||
 	    (before_start && before(TCP_SKB_CB(tail)->seq, c->tx_seq_start)))
 		TCP_SKB_CB(tail)->eor = 1;
 }

@@ -1698,6 +1698,7 @@ struct seg_stats {
 	size_t fit;		/* FPDUs that fit a segment */
 	size_t split;		/* FPDUs that fit a segment but were split */
 	size_t big_inside;	/* larger FPDUs that start inside a segment */
+	size_t short_segs;	/* short of the MSS (GSO: gso_size), not last */
 	size_t retrans;
 };
 
@@ -1772,6 +1773,9 @@ static void seg_check(struct __test_metadata *_metadata,
 				}
 			}
 			st->segs++;
+			/* SACK blocks shrink a GSO packet's segments */
+			st->short_segs += b - a < (cp->segs[j].gso ?: mss) &&
+					  b != start[n];
 			st->aligned += ok;
 			st->shared += fpdus > 1;
 		}
@@ -2102,6 +2106,35 @@ TEST_F(segments, large_joined_when_corked)
 		TH_LOG("%zu FPDUs in %zu segments", n, st.segs);
 	ksft_print_msg("%zu FPDUs in %zu segments, %zu starting inside one, MSS %d\n",
 		       n, st.segs, st.big_inside, mss);
+}
+
+/*
+ * ULPDUs of the largest size (FPDUs of several segments) sent while TCP
+ * holds them back (TCP_CORK): they follow each other in TCP's skbs as
+ * plain TCP's large sends do, so the segments are full, but where an
+ * skb ran out of fragments, instead of a short one behind every FPDU
+ * (which cannot be aligned anyway, requirements A11). The stream arrives
+ * intact.
+ */
+TEST_F(segments, large_full_segments_when_corked)
+{
+	static size_t sizes[12];
+	struct w_conn *c = &self->c;
+	size_t k, n = ARRAY_SIZE(sizes);
+	struct seg_stats st;
+	int mss;
+
+	mss = t_emss(c->m);
+	ASSERT_LT(0, mss);
+	for (k = 0; k < n; k++)
+		sizes[k] = MPA_MAX_ULPDU;
+	seg_corked(_metadata, c, &self->cap, sizes, n, mss, &st);
+	EXPECT_EQ(0, st.fit);
+	EXPECT_GE(n / 6, st.short_segs)
+		TH_LOG("%zu FPDUs in %zu segments, %zu short", n, st.segs,
+		       st.short_segs);
+	ksft_print_msg("%zu FPDUs in %zu segments, %zu short, MSS %d\n", n,
+		       st.segs, st.short_segs, mss);
 }
 
 TEST_HARNESS_MAIN
