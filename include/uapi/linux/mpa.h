@@ -202,7 +202,7 @@ struct mpa_stats {
 	__u64	rx_octets;		/* ULPDU octets received */
 	__u64	tx_markers;		/* Markers sent */
 	__u64	rx_markers;		/* Markers received */
-	__u64	crc_errors;		/* FPDUs with a bad CRC (code 2) */
+	__u64	crc_errors;		/* code 2: bad CRC or BAD_LENGTH */
 	__u64	marker_errors;		/* Marker mismatches (code 3) */
 	__u64	startup_octets_tx;	/* startup frame octets sent */
 	__u64	startup_octets_rx;	/* startup frame octets received */
