@@ -15,6 +15,7 @@
 #include <linux/workqueue.h>
 
 #include "conn.h"
+#include "frag.h"
 #include "mpa.h"
 #include "netns.h"
 
@@ -31,9 +32,12 @@ static int __init mpa_init(void)
 	int ret;
 
 	mpa_sock_init();
-	ret = mpa_conn_cache_init();
+	ret = mpa_frag_init();
 	if (ret)
 		return ret;
+	ret = mpa_conn_cache_init();
+	if (ret)
+		goto err_frag;
 	mpa_wq = alloc_workqueue("mpa", WQ_MEM_RECLAIM, 0);
 	if (!mpa_wq) {
 		ret = -ENOMEM;
@@ -58,6 +62,8 @@ err_wq:
 	destroy_workqueue(mpa_wq);
 err_cache:
 	mpa_conn_cache_exit();
+err_frag:
+	mpa_frag_exit();
 	return ret;
 }
 
@@ -75,6 +81,7 @@ static void __exit mpa_exit(void)
 	mpa_net_exit();
 	destroy_workqueue(mpa_wq);
 	mpa_conn_cache_exit();
+	mpa_frag_exit();
 }
 
 module_init(mpa_init);

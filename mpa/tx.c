@@ -40,6 +40,7 @@
 #include <net/tcp.h>
 
 #include "conn.h"
+#include "frag.h"
 
 /**
  * struct mpa_tx_pre - an FPDU built before the socket was locked
@@ -194,7 +195,7 @@ static void mpa_tx_rec_free(struct mpa_conn *c, struct mpa_tx_rec *r)
  * Grow @r's wire image to @len octets, from the socket's page fragment:
  * the task's, or the socket's own when its consumer may run in the memory
  * reclaim path (sk_use_task_frag clear), allocated with the socket's
- * allocation flags, as TCP does.
+ * allocation flags, as TCP does, or recycled (frag.c).
  */
 static int mpa_tx_rec_grow(struct mpa_conn *c, struct mpa_tx_rec *r, u32 len)
 {
@@ -206,8 +207,8 @@ static int mpa_tx_rec_grow(struct mpa_conn *c, struct mpa_tx_rec *r, u32 len)
 	while (r->len < len) {
 		if (r->nr_chunks == MPA_TX_CHUNKS)
 			return -ENOMEM;
-		if (!skb_page_frag_refill(min(len - r->len, 256U), pf,
-					  c->sk->sk_allocation))
+		if (!mpa_frag_refill(min(len - r->len, 256U), pf,
+				     c->sk->sk_allocation))
 			return -ENOMEM;
 		n = min(len - r->len, pf->size - pf->offset);
 		ret = mpa_tx_charge(c, r, n);
@@ -903,7 +904,13 @@ mpa_tx_build(struct page_frag *pf, gfp_t gfp, const struct mpa_fpdu_layout *lo,
 	u32 skew;
 	int ret;
 
-	if (!skb_page_frag_refill(lo->span + MPA_TX_ALIGN - 1, pf, gfp))
+	/*
+	 * A span that a page may lack room for at its largest skew (over
+	 * loopback's segments): no need to trade the fragment's page in.
+	 */
+	if (lo->span + MPA_TX_ALIGN - 1 > MPA_FRAG_SIZE)
+		return -ENOMEM;
+	if (!mpa_frag_refill(lo->span + MPA_TX_ALIGN - 1, pf, gfp))
 		return -ENOMEM;
 	skew = mpa_tx_skew(lo, pf->offset);
 	if (pf->size - pf->offset < skew + lo->span)
