@@ -15,6 +15,8 @@
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
+#define FRAG_MARK	0x4d5041UL	/* "MPA" */
+
 static struct mpa_frag_ring *frag_ring_new(struct kunit *test)
 {
 	struct mpa_frag_ring *ring = kunit_kzalloc(test, sizeof(*ring),
@@ -245,10 +247,18 @@ static void mpa_frag_refill_takes_first(struct kunit *test)
 		p[i] = frag_page_held(test);
 		KUNIT_ASSERT_NULL(test, mpa_frag_ring_park(ring, p[i]));
 	}
+	/*
+	 * A mark the page allocator clears (post_alloc_hook()): a p[0]
+	 * freed and allocated again, as its pcp list gives it at once,
+	 * would come back without it.
+	 */
+	set_page_private(p[0], FRAG_MARK);
 	put_page(p[0]);				/* TCP lets go of the oldest */
 	frag_pf_set(&pf, held);
 	KUNIT_ASSERT_TRUE(test, mpa_frag_ring_refill(ring, 1, &pf, GFP_KERNEL));
 	KUNIT_EXPECT_PTR_EQ(test, p[0], pf.page);
+	KUNIT_EXPECT_EQ(test, FRAG_MARK, page_private(p[0]));
+	set_page_private(p[0], 0);
 	KUNIT_ASSERT_EQ(test, MPA_FRAG_RING, ring->nr);
 	KUNIT_EXPECT_PTR_EQ(test, p[1], ring->pages[0]);
 	KUNIT_EXPECT_PTR_EQ(test, held, ring->pages[MPA_FRAG_RING - 1]);
